@@ -1,0 +1,181 @@
+"""FunctionBuilder: appends StableHLO ops to one ``func.func`` and prints the module."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vkml.dialect.types import TensorType, Value, literal
+from vkml.dtypes import DType, bool_
+
+_COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
+
+
+class FunctionBuilder:
+    """Builds the text of one public function; SSA names are numbered in emission order."""
+
+    def __init__(self, name: str = "main") -> None:
+        self.name = name
+        self.args: list[Value] = []
+        self.lines: list[str] = []
+        self.results: list[Value] = []
+        self._count = 0
+
+    # -- structure ---------------------------------------------------------------------
+    def arg(self, ttype: TensorType) -> Value:
+        value = Value(f"%arg{len(self.args)}", ttype)
+        self.args.append(value)
+        return value
+
+    def emit(self, text: str, result: TensorType) -> Value:
+        """Append ``%vN = text`` and return the new value of type ``result``."""
+        value = Value(f"%v{self._count}", result)
+        self._count += 1
+        self.lines.append(f"    {value.name} = {text}")
+        return value
+
+    def ret(self, values: Sequence[Value]) -> None:
+        self.results = list(values)
+
+    def module_text(self) -> str:
+        """The whole module: one public function taking the args and returning the results."""
+        params = ", ".join(f"{a.name}: {a.type}" for a in self.args)
+        rtypes = ", ".join(str(r.type) for r in self.results)
+        names = ", ".join(r.name for r in self.results)
+        body = "\n".join(self.lines)
+        ret = f"    return {names} : {rtypes}" if self.results else "    return"
+        return (
+            f"module {{\n  func.func @{self.name}({params}) -> ({rtypes}) {{\n"
+            f"{body}\n{ret}\n  }}\n}}\n"
+        )
+
+    # -- small helpers every emitter uses -------------------------------------------------
+    def constant(self, value: float | int | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
+        ttype = TensorType(tuple(shape), dtype)
+        return self.emit(f"stablehlo.constant dense<{literal(value, dtype)}> : {ttype}", ttype)
+
+    def convert(self, v: Value, dtype: DType) -> Value:
+        if v.dtype is dtype:
+            return v
+        out = v.type.with_dtype(dtype)
+        if dtype.kind == "bool":  # nonzero is true, as NumPy and PyTorch cast
+            zero = self.broadcast(self.constant(0, v.dtype), v.shape)
+            return self.compare("NE", v, zero)
+        return self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
+
+    def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:
+        """NumPy broadcasting of ``v`` to ``shape`` (trailing dimensions aligned)."""
+        shape = tuple(shape)
+        if v.shape == shape:
+            return v
+        offset = len(shape) - len(v.shape)
+        dims = ", ".join(str(offset + i) for i in range(len(v.shape)))
+        out = v.type.with_shape(shape)
+        return self.emit(
+            f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
+        )
+
+    def prepare(self, v: Value, shape: tuple[int, ...], dtype: DType) -> Value:
+        return self.broadcast(self.convert(v, dtype), shape)
+
+    def unary(self, name: str, v: Value) -> Value:
+        return self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
+
+    def binary(self, name: str, a: Value, b: Value) -> Value:
+        return self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
+
+    def compare(self, direction: str, a: Value, b: Value) -> Value:
+        out = a.type.with_dtype(bool_)
+        kind = _COMPARE_TYPE[a.dtype.kind]
+        return self.emit(
+            f"stablehlo.compare {direction}, {a.name}, {b.name}, {kind} : "
+            f"({a.type}, {b.type}) -> {out}",
+            out,
+        )
+
+    def select(self, pred: Value, on_true: Value, on_false: Value) -> Value:
+        return self.emit(
+            f"stablehlo.select {pred.name}, {on_true.name}, {on_false.name} : "
+            f"{pred.type}, {on_true.type}",
+            on_true.type,
+        )
+
+    def reshape(self, v: Value, shape: tuple[int, ...]) -> Value:
+        shape = tuple(shape)
+        if v.shape == shape:
+            return v
+        out = v.type.with_shape(shape)
+        return self.emit(f"stablehlo.reshape {v.name} : ({v.type}) -> {out}", out)
+
+    def transpose(self, v: Value, perm: Sequence[int]) -> Value:
+        perm = tuple(perm)
+        if perm == tuple(range(len(perm))):
+            return v
+        out = v.type.with_shape(tuple(v.shape[p] for p in perm))
+        dims = ", ".join(map(str, perm))
+        return self.emit(
+            f"stablehlo.transpose {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
+        )
+
+    def slice(
+        self, v: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int]
+    ) -> Value:
+        shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides))
+        if shape == v.shape:
+            return v
+        out = v.type.with_shape(shape)
+        spec = ", ".join(f"{lo}:{hi}:{st}" for lo, hi, st in zip(start, limit, strides))
+        return self.emit(f"stablehlo.slice {v.name} [{spec}] : ({v.type}) -> {out}", out)
+
+    def reverse(self, v: Value, dims: Sequence[int]) -> Value:
+        if not dims:
+            return v
+        d = ", ".join(map(str, dims))
+        return self.emit(f"stablehlo.reverse {v.name}, dims = [{d}] : {v.type}", v.type)
+
+    def concatenate(self, values: Sequence[Value], dim: int, shape: tuple[int, ...]) -> Value:
+        if len(values) == 1:
+            return values[0]
+        out = values[0].type.with_shape(shape)
+        names = ", ".join(v.name for v in values)
+        types = ", ".join(str(v.type) for v in values)
+        return self.emit(
+            f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out
+        )
+
+    def pad(self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int]) -> Value:
+        shape = tuple(s + lo + hi for s, lo, hi in zip(v.shape, low, high))
+        if shape == v.shape:
+            return v
+        out = v.type.with_shape(shape)
+        zeros = ", ".join("0" for _ in shape)
+        return self.emit(
+            f"stablehlo.pad {v.name}, {fill.name}, low = [{', '.join(map(str, low))}], "
+            f"high = [{', '.join(map(str, high))}], interior = [{zeros}] : "
+            f"({v.type}, {fill.type}) -> {out}",
+            out,
+        )
+
+    def iota(self, shape: tuple[int, ...], dim: int, dtype: DType) -> Value:
+        out = TensorType(tuple(shape), dtype)
+        return self.emit(f"stablehlo.iota dim = {dim} : {out}", out)
+
+    def reduce(self, v: Value, dims: Sequence[int], combiner: str, init: Value) -> Value:
+        """``stablehlo.reduce`` of ``v`` over ``dims`` with a one-op combiner body."""
+        shape = tuple(s for i, s in enumerate(v.shape) if i not in dims)
+        out = v.type.with_shape(shape)
+        d = ", ".join(map(str, dims))
+        return self.emit(
+            f"stablehlo.reduce({v.name} init: {init.name}) applies stablehlo.{combiner} "
+            f"across dimensions = [{d}] : ({v.type}, {init.type}) -> {out}",
+            out,
+        )
+
+    def dot_general(self, a: Value, b: Value, batch: int, out: TensorType) -> Value:
+        """Batched matmul: ``a`` is (*batch, m, k), ``b`` is (*batch, k, n)."""
+        bd = ", ".join(map(str, range(batch)))
+        return self.emit(
+            f"stablehlo.dot_general {a.name}, {b.name}, batching_dims = [{bd}] x [{bd}], "
+            f"contracting_dims = [{batch + 1}] x [{batch}] : ({a.type}, {b.type}) -> {out}",
+            out,
+        )
+

@@ -1,0 +1,260 @@
+"""One emitter per vkml op: ``emit(builder, operands, out_type, attrs) -> Value``.
+
+Emitters receive operands of any dtype and shape the op's rule allows and do their own
+broadcasting and conversion, so the graph needs no explicit cast or broadcast nodes.
+float16 and bfloat16 transcendentals and reductions compute in float32 and round once at
+the end; the reference interpreter does the same, so both see the same arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.types import TensorType, Value
+from vkml.dtypes import DType, bool_, float32, int64, promote_types
+
+Emitter = Callable[[FunctionBuilder, Sequence[Value], TensorType, Mapping[str, Any]], Value]
+
+
+def compute_dtype(dtype: DType) -> DType:
+    """The dtype arithmetic of ``dtype`` is carried out in: float32 for the 16-bit floats."""
+    return float32 if dtype.bits == 16 and dtype.is_float else dtype
+
+
+def sum_accumulator(dtype: DType) -> DType:
+    """The dtype a sum of ``dtype`` accumulates in."""
+    if dtype.is_float:
+        return compute_dtype(dtype)
+    return int64
+
+
+# -- elementwise ------------------------------------------------------------------------------
+def _arith(name: str) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        cdt = compute_dtype(out.dtype)
+        x, y = (b.prepare(v, out.shape, cdt) for v in xs)
+        return b.convert(b.binary(name, x, y), out.dtype)
+
+    return emit
+
+
+def _compare(direction: str) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        common = promote_types(xs[0].dtype, xs[1].dtype)
+        x, y = (b.prepare(v, out.shape, common) for v in xs)
+        return b.compare(direction, x, y)
+
+    return emit
+
+
+def _unary(name: str, chlo: bool = False) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
+        if chlo:
+            y = b.emit(f"chlo.{name} {x.name} : {x.type} -> {x.type}", x.type)
+        else:
+            y = b.unary(name, x)
+        return b.convert(y, out.dtype)
+
+    return emit
+
+
+def emit_relu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    x = b.prepare(xs[0], out.shape, out.dtype)
+    zero = b.broadcast(b.constant(0, out.dtype), out.shape)
+    # stablehlo.maximum propagates NaN (PyTorch's relu(NaN) is NaN)
+    return b.binary("maximum", x, zero)
+
+
+def emit_gelu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """Exact GELU, ``x * 0.5 * (1 + erf(x / sqrt(2)))``, in this order of operations."""
+    cdt = compute_dtype(out.dtype)
+    x = b.prepare(xs[0], out.shape, cdt)
+
+    def splat(value: float) -> Value:
+        return b.broadcast(b.constant(value, cdt), out.shape)
+
+    scaled = b.binary("multiply", x, splat(math.sqrt(0.5)))
+    erf = b.emit(f"chlo.erf {scaled.name} : {scaled.type} -> {scaled.type}", scaled.type)
+    one_plus = b.binary("add", erf, splat(1.0))
+    half_x = b.binary("multiply", x, splat(0.5))
+    return b.convert(b.binary("multiply", half_x, one_plus), out.dtype)
+
+
+def emit_where(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    cond = b.prepare(xs[0], out.shape, bool_)
+    return b.select(cond, b.prepare(xs[1], out.shape, out.dtype), b.prepare(xs[2], out.shape, out.dtype))
+
+
+def emit_astype(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    return b.convert(xs[0], out.dtype)
+
+
+# -- creation ---------------------------------------------------------------------------------
+def emit_full(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    return b.broadcast(b.constant(attrs["value"], out.dtype), out.shape)
+
+
+def emit_arange(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """``start + i * step`` in the compute dtype; ``stop`` (linspace) pins the last element."""
+    cdt = compute_dtype(out.dtype)
+    i = b.iota(out.shape, 0, cdt)
+    scaled = b.binary("multiply", i, b.broadcast(b.constant(attrs["step"], cdt), out.shape))
+    y = b.binary("add", scaled, b.broadcast(b.constant(attrs["start"], cdt), out.shape))
+    if attrs.get("stop") is not None and out.shape[0] > 1:
+        last = b.broadcast(b.constant(out.shape[0] - 1, cdt), out.shape)
+        y = b.select(b.compare("EQ", i, last), b.broadcast(b.constant(attrs["stop"], cdt), out.shape), y)
+    return b.convert(y, out.dtype)
+
+
+# -- views ------------------------------------------------------------------------------------
+def emit_reshape(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    return b.reshape(xs[0], out.shape)
+
+
+def emit_permute(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    return b.transpose(xs[0], attrs["perm"])
+
+
+def emit_broadcast_to(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    return b.broadcast(xs[0], out.shape)
+
+
+def emit_slice(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    x = b.reverse(xs[0], attrs["reverse"])
+    return b.slice(x, attrs["start"], attrs["limit"], attrs["stride"])
+
+
+def emit_concatenate(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    parts = [b.convert(x, out.dtype) for x in xs if 0 not in x.shape or len(xs) == 1]
+    if not parts:
+        return b.broadcast(b.constant(0, out.dtype), out.shape)
+    return b.concatenate(parts, attrs["axis"], out.shape)
+
+
+# -- contraction ------------------------------------------------------------------------------
+def emit_matmul(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """Batched matmul on operands of rank >= 2; 16-bit floats accumulate in float32."""
+    x, y = xs
+    batch = out.shape[:-2]
+    acc = compute_dtype(out.dtype)
+    x = b.prepare(x, batch + x.shape[-2:], acc)
+    y = b.prepare(y, batch + y.shape[-2:], acc)
+    return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)
+
+
+# -- reductions -------------------------------------------------------------------------------
+def _keep(b: FunctionBuilder, v: Value, out: TensorType) -> Value:
+    return b.reshape(v, out.shape)
+
+
+def emit_sum(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    acc = sum_accumulator(xs[0].dtype) if not out.dtype.is_float else compute_dtype(out.dtype)
+    x = b.convert(xs[0], acc)
+    # -0.0 is the exact additive identity; vkml-pairwise-reductions rewrites this reduce
+    init = b.constant(-0.0 if acc.is_float else 0, acc)
+    total = b.reduce(x, attrs["axes"], "add", init)
+    if attrs.get("divisor") is not None:  # mean
+        total = b.binary("divide", total, b.broadcast(b.constant(attrs["divisor"], acc), total.shape))
+    return b.convert(_keep(b, total, out.with_dtype(acc)), out.dtype)
+
+
+def _extreme(dtype: DType, largest: bool) -> float | int | bool:
+    if dtype.kind == "bool":
+        return largest
+    if dtype.is_float:
+        return math.inf if largest else -math.inf
+    info = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "uint32": (0, 2**32 - 1)}
+    lo, hi = info[dtype.name]
+    return hi if largest else lo
+
+
+def _minmax(combiner: str) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        x = xs[0]
+        init = b.constant(_extreme(x.dtype, combiner == "minimum"), x.dtype)
+        # stablehlo.maximum/minimum propagate NaN, so a NaN anywhere gives NaN
+        reduced = b.reduce(x, attrs["axes"], combiner, init)
+        return _keep(b, reduced, out)
+
+    return emit
+
+
+def _argextreme(combiner: str) -> Emitter:
+    """Index of the first maximum (minimum) along one axis; NaN counts as the extreme."""
+
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        x = xs[0]
+        axis = attrs["axis"]
+        if axis is None:
+            x = b.reshape(x, (math.prod(x.shape),))
+            axis = 0
+        init = b.constant(_extreme(x.dtype, combiner == "minimum"), x.dtype)
+        best = b.reduce(x, (axis,), combiner, init)
+        best = _expand(b, best, x.shape, axis)
+        hit = b.compare("EQ", x, best)
+        if x.dtype.is_float:
+            both_nan = b.binary("and", b.compare("NE", x, x), b.compare("NE", best, best))
+            hit = b.binary("or", hit, both_nan)
+        index = b.iota(x.shape, axis, int64)
+        n = b.broadcast(b.constant(x.shape[axis], int64), x.shape)
+        candidates = b.select(hit, index, n)
+        first = b.reduce(candidates, (axis,), "minimum", b.constant(x.shape[axis], int64))
+        return _keep(b, first, out)
+
+    return emit
+
+
+def _expand(b: FunctionBuilder, v: Value, shape: tuple[int, ...], axis: int) -> Value:
+    """Broadcast a reduced value back along ``axis`` to ``shape``."""
+    dims = ", ".join(str(i) for i in range(len(shape)) if i != axis)
+    out = v.type.with_shape(shape)
+    return b.emit(f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out)
+
+
+EMITTERS: dict[str, Emitter] = {
+    "add": _arith("add"),
+    "sub": _arith("subtract"),
+    "mul": _arith("multiply"),
+    "div": _arith("divide"),
+    "pow": _arith("power"),
+    "maximum": _arith("maximum"),
+    "minimum": _arith("minimum"),
+    "eq": _compare("EQ"),
+    "ne": _compare("NE"),
+    "lt": _compare("LT"),
+    "le": _compare("LE"),
+    "gt": _compare("GT"),
+    "ge": _compare("GE"),
+    "where": emit_where,
+    "neg": _unary("negate"),
+    "abs": _unary("abs"),
+    "exp": _unary("exponential"),
+    "log": _unary("log"),
+    "sqrt": _unary("sqrt"),
+    "rsqrt": _unary("rsqrt"),
+    "tanh": _unary("tanh"),
+    "sin": _unary("sine"),
+    "cos": _unary("cosine"),
+    "sigmoid": _unary("logistic"),
+    "erf": _unary("erf", chlo=True),
+    "relu": emit_relu,
+    "gelu": emit_gelu,
+    "astype": emit_astype,
+    "full": emit_full,
+    "arange": emit_arange,
+    "reshape": emit_reshape,
+    "permute": emit_permute,
+    "broadcast_to": emit_broadcast_to,
+    "slice": emit_slice,
+    "concatenate": emit_concatenate,
+    "matmul": emit_matmul,
+    "sum": emit_sum,
+    "amax": _minmax("maximum"),
+    "amin": _minmax("minimum"),
+    "argmax": _argextreme("maximum"),
+    "argmin": _argextreme("minimum"),
+}

@@ -1,0 +1,59 @@
+"""Tensor types and literal spellings in MLIR text."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from vkml.dtypes import DType
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """A ranked tensor type: ``tensor<2x3xf32>``."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype.mlir}>"
+
+    def with_shape(self, shape: tuple[int, ...]) -> TensorType:
+        return TensorType(tuple(shape), self.dtype)
+
+    def with_dtype(self, dtype: DType) -> TensorType:
+        return TensorType(self.shape, dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An SSA value in the function being built."""
+
+    name: str
+    type: TensorType
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+
+def literal(value: float | int | bool, dtype: DType) -> str:
+    """The exact MLIR spelling of a scalar of ``dtype``: floats by their bit pattern."""
+    if dtype.kind == "bool":
+        return "true" if value else "false"
+    if dtype.is_integer:
+        return str(int(value))
+    bits = np.array([value], dtype=np.float64).astype(dtype.numpy).view(f"u{dtype.itemsize}")
+    return f"0x{int(bits[0]):0{dtype.itemsize * 2}X}"
+
+
+def float_bits_f32(value: float) -> str:
+    """The hexadecimal spelling of ``value`` rounded to float32."""
+    return "0x%08X" % struct.unpack("<I", struct.pack("<f", value))[0]

@@ -1,0 +1,69 @@
+"""The exceptions vkml raises.
+
+Every error names the operation, the values involved and, where there is one, the remedy.
+Each class also derives from the built-in exception a NumPy or PyTorch user would catch
+(``ValueError``, ``TypeError``, ``IndexError``), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AxisError",
+    "CompileError",
+    "DTypeError",
+    "DataError",
+    "DeviceError",
+    "IndexingError",
+    "InvocationError",
+    "ShapeError",
+    "UnsupportedOperatorError",
+    "VkmlError",
+]
+
+
+class VkmlError(Exception):
+    """Base class of every error vkml raises on purpose."""
+
+
+class ShapeError(VkmlError, ValueError):
+    """Shapes that cannot be combined: broadcasting, matmul, reshape, concatenate."""
+
+
+class AxisError(VkmlError, ValueError, IndexError):
+    """An axis outside ``[-ndim, ndim)`` or named twice."""
+
+
+class IndexingError(VkmlError, IndexError):
+    """An index or slice a tensor of this shape cannot take."""
+
+
+class DTypeError(VkmlError, TypeError):
+    """A dtype an operation does not accept, or one vkml does not know."""
+
+
+class DataError(VkmlError, TypeError):
+    """Data that cannot become a tensor (strings, ragged lists, objects)."""
+
+
+class DeviceError(VkmlError, ValueError):
+    """Operands on different devices, or a device that does not exist."""
+
+
+class UnsupportedOperatorError(VkmlError, TypeError):
+    """A device cannot evaluate an operator for a dtype. vkml never falls back on its own."""
+
+    def __init__(self, op: str, dtype: str, device: str) -> None:
+        self.op, self.dtype, self.device = op, dtype, device
+        super().__init__(
+            f"'{op}' is not supported for {dtype} on device {device}; vkml does not fall back "
+            f"to another device on its own. Move the data explicitly, e.g. "
+            f"vkml.tensor(t.numpy(), device=vkml.cpu)"
+        )
+
+
+class CompileError(VkmlError, RuntimeError):
+    """IREE could not compile the module vkml emitted; every node stays unrealized."""
+
+
+class InvocationError(VkmlError, RuntimeError):
+    """The compiled function failed while running; every node stays unrealized."""

@@ -1,0 +1,1 @@
+"""Tensor, Node, ops, realize, lowering and the reference interpreter."""

@@ -1,0 +1,32 @@
+"""The eager flag: realize after every operation, so errors surface where they happen.
+
+Read from ``VKML_EAGER`` once, at first use; ``set_eager`` overrides it. Reads and writes take
+a lock, so the flag is safe to flip from any thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+_LOCK = threading.Lock()
+_EAGER: bool | None = None
+
+
+def set_eager(enabled: bool) -> None:
+    """Realize after every operation (True) or only when a value is observed (False)."""
+    global _EAGER
+    with _LOCK:
+        _EAGER = bool(enabled)
+
+
+def is_eager() -> bool:
+    """Whether eager mode is on (first call reads ``VKML_EAGER``)."""
+    global _EAGER
+    flag = _EAGER
+    if flag is None:
+        with _LOCK:
+            if _EAGER is None:
+                _EAGER = os.environ.get("VKML_EAGER", "").strip().lower() in ("1", "true", "yes", "on")
+            flag = _EAGER
+    return flag

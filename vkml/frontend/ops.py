@@ -1,0 +1,371 @@
+"""Elementwise ops, reductions and matmul: validate, infer shape and dtype, record a node.
+
+Every function here checks its inputs (dtypes, shapes, axes, devices) and raises a specific
+error naming the op and the values; otherwise it builds one node and returns a Tensor. In
+eager mode the node is realized at once, so an error surfaces at the op that caused it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.dtypes import (
+    DType,
+    bool_,
+    default_float,
+    dtype_of_scalar,
+    int64,
+    promote_types,
+    result_type_with_scalar,
+    to_dtype,
+)
+from vkml.errors import AxisError, DeviceError, DTypeError, ShapeError
+from vkml.frontend.eager import is_eager
+from vkml.frontend.graph import Node
+from vkml.frontend.optable import OPS
+from vkml.frontend.realize import realize_nodes
+from vkml.frontend.tensor import Tensor
+
+Scalar = bool | int | float
+
+
+def wrap(node: Node) -> Tensor:
+    """A Tensor for a new node; in eager mode the node is realized before returning."""
+    if is_eager():
+        realize_nodes([node])
+    return Tensor(node)
+
+
+def _scalar_node(value: Any, dtype: DType, device: Any) -> Node:
+    key = (dtype, device, type(value), repr(value))
+    node = _SCALARS.get(key)
+    if node is None:
+        node = Node("full", dtype, (), (), (("value", _python(value)),), device)
+        if len(_SCALARS) > 4096:
+            _SCALARS.clear()
+        _SCALARS[key] = node
+    return node
+
+
+# Scalar constants are immutable nodes, so repeated ``x + 1.0`` shares one.
+_SCALARS: dict[tuple[Any, ...], Node] = {}
+
+
+def _python(value: Any) -> Scalar:
+    """A Python or NumPy scalar as a plain Python bool, int or float."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return float(value)
+
+
+def is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+def check_same_device(op: str, nodes: Sequence[Node]) -> Any:
+    first = nodes[0].device
+    for n in nodes[1:]:
+        if n.device is not first:
+            raise DeviceError(f"'{op}' operands are on different devices: {first} and {n.device}")
+    return first
+
+
+_BROADCAST: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+
+
+def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy broadcasting of two shapes; ShapeError naming ``op`` and both shapes."""
+    if a == b:
+        return a
+    found = _BROADCAST.get((a, b))
+    if found is not None:
+        return found
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ShapeError(
+                f"'{op}': shapes {a} and {b} cannot be broadcast together (trailing dimensions "
+                f"must be equal or 1)"
+            )
+    result = tuple(out)
+    _BROADCAST[(a, b)] = result
+    return result
+
+
+def _operands(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
+    """Both operands as nodes, with the promoted dtype (Python scalars are weak)."""
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_t and b_t:
+        an, bn = a._node, b._node
+        if an.device is not bn.device:
+            raise DeviceError(f"'{op}' operands are on different devices: {an.device} and {bn.device}")
+        return an, bn, promote_types(an.dtype, bn.dtype)
+    if a_t:
+        an = a._node
+        dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
+        return an, _scalar_node(b, dtype, an.device), dtype
+    if b_t:
+        bn = b._node
+        dtype = result_type_with_scalar(bn.dtype, _require_scalar(op, a))
+        return _scalar_node(a, dtype, bn.device), bn, dtype
+    from vkml.frontend.creation import tensor
+
+    return _operands(op, tensor(a), b)
+
+
+def _require_scalar(op: str, value: Any) -> Any:
+    if is_scalar(value):
+        return value
+    from vkml.frontend.creation import tensor
+
+    if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
+        raise DTypeError(
+            f"'{op}': operand of type {type(value).__name__} is not a vkml tensor; wrap it "
+            f"with vkml.tensor(...) on the same device first"
+        )
+    tensor(value)  # raises DataError naming the value
+    raise AssertionError("unreachable")
+
+
+def _check_inputs(op: str, dtype: DType) -> None:
+    rule = OPS[op].inputs
+    if rule == "number" and dtype is bool_:
+        raise DTypeError(
+            f"'{op}' does not accept bool tensors; convert first, e.g. x.astype(vkml.int32)"
+        )
+
+
+def binary(op: str, a: Any, b: Any) -> Tensor:
+    """``a op b`` for an arithmetic op of the table (add, sub, mul, div, pow, maximum, ...)."""
+    an, bn, dtype = _operands(op, a, b)
+    _check_inputs(op, dtype)
+    if op == "div" and not dtype.is_float:
+        dtype = default_float  # true division, as Python and NumPy
+    shape = broadcast_shapes(op, an.shape, bn.shape)
+    return wrap(Node(op, dtype, shape, (an, bn), (), an.device))
+
+
+def compare(op: str, a: Any, b: Any) -> Tensor:
+    """Elementwise comparison; the result is bool."""
+    an, bn, dtype = _operands(op, a, b)
+    _check_inputs(op, dtype)
+    shape = broadcast_shapes(op, an.shape, bn.shape)
+    return wrap(Node(op, bool_, shape, (an, bn), (), an.device))
+
+
+def unary(op: str, x: Tensor) -> Tensor:
+    """An elementwise op of one operand; float-only ops turn integers into float32."""
+    node = tensor_node(op, x)
+    dtype = node.dtype
+    _check_inputs(op, dtype)
+    if OPS[op].inputs == "float" and not dtype.is_float:
+        dtype = default_float
+    return wrap(Node(op, dtype, node.shape, (node,), (), node.device))
+
+
+def tensor_node(op: str, x: Any) -> Node:
+    if isinstance(x, Tensor):
+        return x._node
+    raise DTypeError(f"'{op}' expects a vkml.Tensor, got {type(x).__name__}: {x!r:.60}")
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    """Elements of ``a`` where ``cond`` is true, else of ``b`` (all three broadcast)."""
+    cn = tensor_node("where", cond)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        da, db = dtype_of_scalar(a), dtype_of_scalar(b)
+        dtype = promote_types(da, db)
+        an, bn = _scalar_node(a, dtype, cn.device), _scalar_node(b, dtype, cn.device)
+    else:
+        an, bn, dtype = _operands("where", a, b)
+    check_same_device("where", [cn, an, bn])
+    shape = broadcast_shapes("where", broadcast_shapes("where", cn.shape, an.shape), bn.shape)
+    return wrap(Node("where", dtype, shape, (cn, an, bn), (), cn.device))
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` converted to ``dtype`` (floats to integers truncate toward zero; to bool is x != 0)."""
+    node = tensor_node("astype", x)
+    target = to_dtype(dtype)
+    if target is node.dtype:
+        return x
+    return wrap(Node("astype", target, node.shape, (node,), (), node.device))
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``minimum(maximum(x, min), max)``; NaN in ``x`` stays NaN."""
+    if min is None and max is None:
+        raise ValueError("clip needs at least one of min and max")
+    out = x
+    if min is not None:
+        out = binary("maximum", out, min)
+    if max is not None:
+        out = binary("minimum", out, max)
+    return out
+
+
+# -- reductions ----------------------------------------------------------------------------
+def normalize_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple) as sorted non-negative axes of ``shape``."""
+    ndim = len(shape)
+    if axis is None:
+        return tuple(range(ndim))
+    raw = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
+    out = []
+    for a in raw:
+        if isinstance(a, bool) or not hasattr(a, "__index__"):
+            raise AxisError(f"'{op}': axis {a!r} is not an integer")
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+            raise AxisError(
+                f"'{op}': axis {a} is out of range for a tensor of shape {shape} "
+                f"(rank {ndim}); use an axis in [{-ndim}, {ndim})"
+            )
+        a = a % ndim if ndim else 0
+        if a in out:
+            raise AxisError(f"'{op}': axis {a} is repeated in {axis!r}")
+        out.append(a)
+    return tuple(sorted(out)) if ndim else ()
+
+
+def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` in vkml's fixed pairwise order; bool and integers sum to int64."""
+    node = tensor_node("sum", x)
+    axes = normalize_axes("sum", axis, node.shape)
+    dtype = node.dtype if node.dtype.is_float else int64
+    shape = _reduced_shape(node.shape, axes, keepdims)
+    return wrap(Node("sum", dtype, shape, (node,), (("axes", axes),), node.device))
+
+
+def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean: the pairwise sum divided by the element count (floats only)."""
+    node = tensor_node("mean", x)
+    if not node.dtype.is_float:
+        raise DTypeError(
+            f"'mean' needs a floating-point tensor, got {node.dtype}; use "
+            f"x.astype(vkml.float32).mean(...)"
+        )
+    axes = normalize_axes("mean", axis, node.shape)
+    count = math.prod(node.shape[a] for a in axes)
+    shape = _reduced_shape(node.shape, axes, keepdims)
+    attrs = (("axes", axes), ("divisor", count))
+    return wrap(Node("sum", node.dtype, shape, (node,), attrs, node.device))
+
+
+def _nonempty(op: str, node: Node, axes: tuple[int, ...]) -> None:
+    if any(node.shape[a] == 0 for a in axes) or (not axes and node.shape and 0 in node.shape):
+        raise ShapeError(
+            f"'{op}' of an empty axis has no identity: shape {node.shape}, axis {axes}"
+        )
+
+
+def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Maximum over ``axis``; NaN propagates (any NaN gives NaN)."""
+    return _extreme("amax", x, axis, keepdims)
+
+
+def amin(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Minimum over ``axis``; NaN propagates (any NaN gives NaN)."""
+    return _extreme("amin", x, axis, keepdims)
+
+
+def _extreme(op: str, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    node = tensor_node(op, x)
+    axes = normalize_axes(op, axis, node.shape)
+    _nonempty(op, node, axes)
+    shape = _reduced_shape(node.shape, axes, keepdims)
+    return wrap(Node(op, node.dtype, shape, (node,), (("axes", axes),), node.device))
+
+
+def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index (int64) of the first maximum along ``axis`` (flattened if None); NaN is the maximum."""
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index (int64) of the first minimum along ``axis`` (flattened if None); NaN is the minimum."""
+    return _arg("argmin", x, axis, keepdims)
+
+
+def _arg(op: str, x: Tensor, axis: int | None, keepdims: bool) -> Tensor:
+    node = tensor_node(op, x)
+    if axis is None:
+        if math.prod(node.shape) == 0:
+            raise ShapeError(f"'{op}' of an empty tensor (shape {node.shape}) has no answer")
+        shape = (1,) * len(node.shape) if keepdims else ()
+        return wrap(Node(op, int64, shape, (node,), (("axis", None),), node.device))
+    (ax,) = normalize_axes(op, axis, node.shape) or (0,)
+    _nonempty(op, node, (ax,))
+    shape = _reduced_shape(node.shape, (ax,), keepdims)
+    return wrap(Node(op, int64, shape, (node,), (("axis", ax),), node.device))
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``; 16-bit floats compute in float32."""
+    xs, back = _upcast(x)
+    shifted = xs - amax(xs, axis, keepdims=True)
+    e = shifted.exp()
+    return back(e / sum(e, axis, keepdims=True))
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``x - max - log(sum(exp(x - max)))`` along ``axis``; never NaN for finite input."""
+    xs, back = _upcast(x)
+    shifted = xs - amax(xs, axis, keepdims=True)
+    return back(shifted - sum(shifted.exp(), axis, keepdims=True).log())
+
+
+def _upcast(x: Tensor) -> tuple[Tensor, Any]:
+    node = tensor_node("softmax", x)
+    if node.dtype.is_float and node.dtype.bits > 16:
+        return x, lambda t: t
+    original = node.dtype if node.dtype.is_float else default_float
+    return astype(x, default_float), lambda t: astype(t, original)
+
+
+# -- contraction ---------------------------------------------------------------------------
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """Matrix product with NumPy's rules: batched, broadcasting, 1-D operands promoted."""
+    an, bn = tensor_node("matmul", a), tensor_node("matmul", b)
+    if an.device is not bn.device:
+        raise DeviceError(f"'matmul' operands are on different devices: {an.device} and {bn.device}")
+    if not an.shape or not bn.shape:
+        raise ShapeError(f"'matmul' needs operands of rank >= 1, got shapes {an.shape} and {bn.shape}")
+    dtype = promote_types(an.dtype, bn.dtype)
+    _check_inputs("matmul", dtype)
+    from vkml.frontend.views import reshape
+
+    a2 = a if len(an.shape) > 1 else reshape(a, (1, an.shape[0]))
+    b2 = b if len(bn.shape) > 1 else reshape(b, (bn.shape[0], 1))
+    sa, sb = a2.shape, b2.shape
+    if sa[-1] != sb[-2]:
+        raise ShapeError(
+            f"'matmul': inner dimensions differ: {an.shape} @ {bn.shape} ({sa[-1]} != {sb[-2]})"
+        )
+    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+    out = wrap(Node("matmul", dtype, (*batch, sa[-2], sb[-1]), (a2._node, b2._node), (), an.device))
+    if len(an.shape) == 1 and len(bn.shape) == 1:
+        return reshape(out, ())
+    if len(an.shape) == 1:
+        return reshape(out, (*batch, sb[-1]))
+    if len(bn.shape) == 1:
+        return reshape(out, (*batch, sa[-2]))
+    return out

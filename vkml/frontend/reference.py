@@ -1,0 +1,240 @@
+"""The reference device's interpreter: every op in NumPy, implementing vkml's contracts.
+
+It is the oracle the compiled devices are checked against, so it is written for clarity and
+exactness, not speed: sums follow the published pairwise tree, float16/bfloat16 arithmetic is
+done in float32 and rounded once (as the emitters do), and NaN follows PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.dtypes import DType, float32, from_numpy, int64, promote_types
+
+Reference = Callable[[Sequence[np.ndarray], DType, tuple[int, ...], Mapping[str, Any]], np.ndarray]
+
+
+def compute_dtype(dtype: DType) -> np.dtype:
+    return float32.numpy if dtype.is_float and dtype.bits == 16 else dtype.numpy
+
+
+def scalar(value: float | int | bool, dtype: np.dtype) -> np.ndarray:
+    """``value`` as a 0-d array of ``dtype``, rounded the way the MLIR literal is."""
+    if dtype.kind in "iub":
+        return np.array(int(value) if dtype.kind != "b" else bool(value)).astype(dtype)
+    return np.array(value, dtype=np.float64).astype(dtype)
+
+
+def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """NumPy ``astype`` except that a cast to bool means nonzero."""
+    if dtype.kind == "b" and x.dtype.kind != "b":
+        return x != 0
+    return x.astype(dtype)
+
+
+def _finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+    y = cast(np.asarray(y), dtype.numpy)
+    if y.shape != shape:
+        y = np.broadcast_to(y, shape)
+    return np.array(y, order="C")
+
+
+def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        cdt = compute_dtype(dtype)
+        with np.errstate(all="ignore"):
+            return _finish(fn(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
+
+    return ref
+
+
+def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
+        return _finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
+
+    return ref
+
+
+def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        cdt = compute_dtype(dtype)
+        with np.errstate(all="ignore"):
+            return _finish(fn(cast(xs[0], cdt)), dtype, shape)
+
+    return ref
+
+
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return _erf64(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    one = np.array(1, x.dtype)
+    return one / (one + np.exp(-x))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    c = scalar(math.sqrt(0.5), x.dtype)
+    return (x * scalar(0.5, x.dtype)) * (_erf(x * c) + scalar(1.0, x.dtype))
+
+
+def _relu(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    x = cast(xs[0], dtype.numpy)
+    return _finish(np.maximum(x, np.zeros((), dtype.numpy)), dtype, shape)
+
+
+def _where(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return _finish(np.where(cast(xs[0], np.dtype(bool)), cast(xs[1], dtype.numpy), cast(xs[2], dtype.numpy)), dtype, shape)
+
+
+def _astype(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return _finish(xs[0], dtype, shape)
+
+
+def _full(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return _finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
+
+
+def _arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    cdt = compute_dtype(dtype)
+    i = np.arange(shape[0]).astype(cdt)
+    with np.errstate(all="ignore"):
+        y = i * scalar(attrs["step"], cdt) + scalar(attrs["start"], cdt)
+    if attrs.get("stop") is not None and shape[0] > 1:
+        y[-1] = scalar(attrs["stop"], cdt)
+    return _finish(y, dtype, shape)
+
+
+def _reshape(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return xs[0].reshape(shape)
+
+
+def _permute(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return np.array(np.transpose(xs[0], attrs["perm"]), order="C")
+
+
+def _broadcast_to(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return np.array(np.broadcast_to(xs[0], shape), order="C")
+
+
+def _slice(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    x = np.flip(xs[0], axis=tuple(attrs["reverse"])) if attrs["reverse"] else xs[0]
+    index = tuple(slice(lo, hi, st) for lo, hi, st in zip(attrs["start"], attrs["limit"], attrs["stride"]))
+    return np.array(x[index], order="C")
+
+
+def _concatenate(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return np.concatenate([cast(x, dtype.numpy) for x in xs], axis=attrs["axis"])
+
+
+def _matmul(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    cdt = compute_dtype(dtype)
+    with np.errstate(all="ignore"):
+        return _finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
+
+
+def pairwise_sum(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """Sum ``x`` over ``axes`` in vkml's published pairwise order (see vkml.dialect.pairwise)."""
+    axes = sorted(axes)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    kept_shape = tuple(x.shape[i] for i in kept)
+    n = math.prod(x.shape[i] for i in axes)
+    if n == 0:
+        return np.zeros(kept_shape, x.dtype)
+    y = np.transpose(x, axes + kept).reshape((n, *kept_shape))
+    m = 1 if n <= 1 else 1 << (n - 1).bit_length()
+    if m > n:
+        pad = np.full((m - n, *kept_shape), -0.0, x.dtype)
+        y = np.concatenate([y, pad])
+    while m > 1:
+        h = m // 2
+        y = y[:h] + y[h:m]
+        m = h
+    return y.reshape(kept_shape) + np.array(-0.0, x.dtype)
+
+
+def _keep(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.asarray(y).reshape(shape)
+
+
+def _sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    x = xs[0]
+    axes = list(attrs["axes"])
+    if dtype.is_float:
+        acc = compute_dtype(dtype)
+        with np.errstate(all="ignore"):
+            total = pairwise_sum(cast(x, acc), axes)
+            if attrs.get("divisor") is not None:
+                total = total / scalar(attrs["divisor"], acc)
+    else:
+        total = np.sum(cast(x, int64.numpy), axis=tuple(axes), dtype=np.int64)
+    return _finish(_keep(total, shape), dtype, shape)
+
+
+def _minmax(fn: Callable[..., np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        return _finish(_keep(fn(xs[0], axis=tuple(attrs["axes"])), shape), dtype, shape)
+
+    return ref
+
+
+def _argextreme(fn: Callable[..., np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        # NumPy's argmax/argmin already take the first extreme and treat NaN as the extreme.
+        return _finish(_keep(fn(xs[0], axis=attrs["axis"]), shape), dtype, shape)
+
+    return ref
+
+
+REFERENCE: dict[str, Reference] = {
+    "add": _arith(np.add),
+    "sub": _arith(np.subtract),
+    "mul": _arith(np.multiply),
+    "div": _arith(np.divide),
+    "pow": _arith(np.power),
+    "maximum": _arith(np.maximum),
+    "minimum": _arith(np.minimum),
+    "eq": _compare(np.equal),
+    "ne": _compare(np.not_equal),
+    "lt": _compare(np.less),
+    "le": _compare(np.less_equal),
+    "gt": _compare(np.greater),
+    "ge": _compare(np.greater_equal),
+    "where": _where,
+    "neg": _unary(np.negative),
+    "abs": _unary(np.abs),
+    "exp": _unary(np.exp),
+    "log": _unary(np.log),
+    "sqrt": _unary(np.sqrt),
+    "rsqrt": _unary(lambda x: np.array(1, x.dtype) / np.sqrt(x)),
+    "tanh": _unary(np.tanh),
+    "sin": _unary(np.sin),
+    "cos": _unary(np.cos),
+    "sigmoid": _unary(_sigmoid),
+    "erf": _unary(_erf),
+    "relu": _relu,
+    "gelu": _unary(_gelu),
+    "astype": _astype,
+    "full": _full,
+    "arange": _arange,
+    "reshape": _reshape,
+    "permute": _permute,
+    "broadcast_to": _broadcast_to,
+    "slice": _slice,
+    "concatenate": _concatenate,
+    "matmul": _matmul,
+    "sum": _sum,
+    "amax": _minmax(np.max),
+    "amin": _minmax(np.min),
+    "argmax": _argextreme(np.argmax),
+    "argmin": _argextreme(np.argmin),
+}

@@ -1,0 +1,257 @@
+"""Views and data movement: reshape, permute/transpose, broadcast, squeeze, indexing, concat.
+
+A view node keeps two edges: ``src[0]``, its immediate base, and ``view_src``, the root
+owner of the storage (see ``vkml.frontend.graph``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from vkml.dtypes import promote_types
+from vkml.errors import AxisError, IndexingError, ShapeError
+from vkml.frontend.graph import Node
+from vkml.frontend import ops  # as a module: ops and tensor import each other
+from vkml.frontend.tensor import Tensor
+
+
+def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    out = []
+    for s in shape:
+        if isinstance(s, bool) or not hasattr(s, "__index__"):
+            raise ShapeError(f"'{op}': shape entries must be integers, got {s!r} in {tuple(shape)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def reshape(x: Tensor, *shape: Any) -> Tensor:
+    """The same elements in row-major order with a new shape (one entry may be -1)."""
+    node = ops.tensor_node("reshape", x)
+    new = _shape_arg("reshape", shape)
+    size = math.prod(node.shape)
+    if new.count(-1) > 1 or any(s < -1 for s in new):
+        raise ShapeError(f"'reshape': invalid target shape {new} (at most one -1, no other negatives)")
+    if -1 in new:
+        known = math.prod(s for s in new if s != -1)
+        if known == 0 or size % known:
+            raise ShapeError(
+                f"'reshape': cannot reshape a tensor of shape {node.shape} ({size} elements) "
+                f"into {new}"
+            )
+        new = tuple(size // known if s == -1 else s for s in new)
+    if math.prod(new) != size:
+        raise ShapeError(
+            f"'reshape': cannot reshape a tensor of shape {node.shape} ({size} elements) into "
+            f"{new} ({math.prod(new)} elements)"
+        )
+    if new == node.shape:
+        return x
+    return ops.wrap(Node("reshape", node.dtype, new, (node,), (), node.device))
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    """Reorder the axes: output axis i is input axis ``dims[i]``."""
+    node = ops.tensor_node("permute", x)
+    perm = _shape_arg("permute", dims)
+    ndim = len(node.shape)
+    if len(perm) != ndim or sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)):
+        raise AxisError(
+            f"'permute': {perm} is not a permutation of the {ndim} axes of shape {node.shape}"
+        )
+    perm = tuple(p % ndim for p in perm)
+    if perm == tuple(range(ndim)):
+        return x
+    shape = tuple(node.shape[p] for p in perm)
+    return ops.wrap(Node("permute", node.dtype, shape, (node,), (("perm", perm),), node.device))
+
+
+def transpose(x: Tensor, *axes: Any) -> Tensor:
+    """Reverse the axes (no arguments, as NumPy's ``.T``), swap two axes (``transpose(0, 1)``,
+    as PyTorch), or apply a permutation given as one tuple (``transpose((1, 0, 2))``, as NumPy).
+    """
+    node = ops.tensor_node("transpose", x)
+    ndim = len(node.shape)
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return permute(x, *reversed(range(ndim)))
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        return permute(x, *axes[0])
+    if len(axes) != 2:
+        raise AxisError(
+            f"'transpose' takes two axes to swap or one permutation tuple, got {axes!r}"
+        )
+    first = ops.normalize_axes("transpose", axes[0], node.shape)[0]
+    second = ops.normalize_axes("transpose", axes[1], node.shape)[0]
+    perm = list(range(ndim))
+    perm[first], perm[second] = perm[second], perm[first]
+    return permute(x, *perm)
+
+
+def broadcast_to(x: Tensor, *shape: Any) -> Tensor:
+    """``x`` repeated along new leading axes and axes of length 1 (NumPy rules)."""
+    node = ops.tensor_node("broadcast_to", x)
+    new = _shape_arg("broadcast_to", shape)
+    offset = len(new) - len(node.shape)
+    if offset < 0 or any(
+        s != new[offset + i] and s != 1 for i, s in enumerate(node.shape)
+    ) or any(d < 0 for d in new):
+        raise ShapeError(f"'broadcast_to': cannot broadcast shape {node.shape} to {new}")
+    if new == node.shape:
+        return x
+    return ops.wrap(Node("broadcast_to", node.dtype, new, (node,), (), node.device))
+
+
+def expand(x: Tensor, *sizes: Any) -> Tensor:
+    """PyTorch's ``expand``: like ``broadcast_to``, where -1 keeps that axis' size."""
+    node = ops.tensor_node("expand", x)
+    new = _shape_arg("expand", sizes)
+    offset = len(new) - len(node.shape)
+    resolved = tuple(
+        node.shape[i - offset] if s == -1 and i >= offset else s for i, s in enumerate(new)
+    )
+    return broadcast_to(x, resolved)
+
+
+def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+    """Remove axes of length 1 (all of them, or the named ones, which must have length 1)."""
+    node = ops.tensor_node("squeeze", x)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(node.shape) if s == 1)
+    else:
+        axes = ops.normalize_axes("squeeze", axis, node.shape)
+        for a in axes:
+            if node.shape[a] != 1:
+                raise ShapeError(
+                    f"'squeeze': axis {a} of shape {node.shape} has length {node.shape[a]}, not 1"
+                )
+    return reshape(x, tuple(s for i, s in enumerate(node.shape) if i not in axes))
+
+
+def unsqueeze(x: Tensor, axis: int) -> Tensor:
+    """Insert an axis of length 1 at position ``axis`` (of the result)."""
+    node = ops.tensor_node("unsqueeze", x)
+    ndim = len(node.shape) + 1
+    if isinstance(axis, bool) or not hasattr(axis, "__index__") or not -ndim <= int(axis) < ndim:
+        raise AxisError(
+            f"'unsqueeze': axis {axis!r} is out of range for a result of rank {ndim}; use an "
+            f"axis in [{-ndim}, {ndim})"
+        )
+    a = int(axis) % ndim
+    return reshape(x, (*node.shape[:a], 1, *node.shape[a:]))
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """Basic indexing: integers, slices (any step), ``...`` and ``None``."""
+    node = ops.tensor_node("getitem", x)
+    items = index if isinstance(index, tuple) else (index,)
+    for it in items:
+        if isinstance(it, (Tensor, list)) or (hasattr(it, "shape") and getattr(it, "ndim", 0) > 0):
+            raise IndexingError(
+                f"advanced (array) indexing is not supported, got {type(it).__name__}; use "
+                f"basic indexing with ints, slices, ... and None"
+            )
+        if not (it is None or it is Ellipsis or isinstance(it, slice) or
+                (hasattr(it, "__index__") and not isinstance(it, bool))):
+            raise IndexingError(f"invalid index {it!r} of type {type(it).__name__}")
+    if sum(it is Ellipsis for it in items) > 1:
+        raise IndexingError("an index can only have a single ellipsis ('...')")
+    consuming = [it for it in items if it is not None and it is not Ellipsis]
+    ndim = len(node.shape)
+    if len(consuming) > ndim:
+        raise IndexingError(
+            f"too many indices for a tensor of shape {node.shape}: {len(consuming)} given"
+        )
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (ndim - len(consuming)) + items[at + 1 :]
+    else:
+        items = items + (slice(None),) * (ndim - len(consuming))
+    start, limit, stride, reverse = [], [], [], []
+    out_shape: list[int] = []
+    dim = 0
+    for it in items:
+        if it is None:
+            out_shape.append(1)
+            continue
+        n = node.shape[dim]
+        if isinstance(it, slice):
+            lo, hi, st = it.indices(n)
+            count = len(range(lo, hi, st))
+            if st < 0:
+                reverse.append(dim)
+                lo = n - 1 - lo
+                st = -st
+            hi = lo + (count - 1) * st + 1 if count else lo
+            start.append(lo), limit.append(hi), stride.append(st)
+            out_shape.append(count)
+        else:
+            i = int(it)
+            if not -n <= i < n:
+                raise IndexingError(
+                    f"index {i} is out of bounds for axis {dim} with size {n} (shape {node.shape})"
+                )
+            i %= n
+            start.append(i), limit.append(i + 1), stride.append(1)
+        dim += 1
+    sliced = x
+    full = tuple(start) == (0,) * ndim and tuple(limit) == node.shape and set(stride) <= {1}
+    if not full or reverse:
+        attrs = (
+            ("start", tuple(start)), ("limit", tuple(limit)),
+            ("stride", tuple(stride)), ("reverse", tuple(reverse)),
+        )  # fmt: skip
+        shape = tuple(max(0, -(-(h - lo) // st)) for lo, h, st in zip(start, limit, stride))
+        sliced = ops.wrap(Node("slice", node.dtype, shape, (node,), attrs, node.device))
+    return reshape(sliced, tuple(out_shape))
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis; dtypes promote, other axes must match."""
+    nodes = [ops.tensor_node("concatenate", t) for t in tensors]
+    if not nodes:
+        raise ShapeError("'concatenate' needs at least one tensor")
+    device = ops.check_same_device("concatenate", nodes)
+    first = nodes[0].shape
+    if not first:
+        raise ShapeError("'concatenate' cannot join 0-d tensors; use stack")
+    (ax,) = ops.normalize_axes("concatenate", axis, first)
+    dtype = nodes[0].dtype
+    for n in nodes[1:]:
+        if len(n.shape) != len(first) or any(
+            a != b for i, (a, b) in enumerate(zip(n.shape, first)) if i != ax
+        ):
+            raise ShapeError(
+                f"'concatenate': shapes {first} and {n.shape} differ outside axis {ax}"
+            )
+        dtype = promote_types(dtype, n.dtype)
+    if len(nodes) == 1:
+        return tensors[0]
+    shape = tuple(sum(n.shape[ax] for n in nodes) if i == ax else s for i, s in enumerate(first))
+    return ops.wrap(Node("concatenate", dtype, shape, tuple(nodes), (("axis", ax),), device))
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new axis."""
+    if not tensors:
+        raise ShapeError("'stack' needs at least one tensor")
+    shapes = {ops.tensor_node("stack", t).shape for t in tensors}
+    if len(shapes) != 1:
+        raise ShapeError(f"'stack' needs tensors of one shape, got {sorted(shapes)}")
+    return concatenate([unsqueeze(t, axis) for t in tensors], axis=axis)
+
+
+__all__ = [
+    "broadcast_to",
+    "concatenate",
+    "expand",
+    "getitem",
+    "permute",
+    "reshape",
+    "squeeze",
+    "stack",
+    "transpose",
+    "unsqueeze",
+]

@@ -1,0 +1,162 @@
+"""The compile cache: a bounded in-memory LRU in front of an on-disk store.
+
+Keys hash (MLIR text, target name, target flags, IREE compiler version, vkml version).
+Disk entries carry a SHA-256 of their payload: a truncated or corrupted entry is detected,
+deleted and recompiled, never loaded. Writes go to a temporary file renamed into place, so a
+crash never leaves a half-written entry under a real name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from importlib import metadata
+from pathlib import Path
+
+from vkml.dialect.ir import COMPILER_VERSION
+from vkml.passes.pipeline import Target, compile_module
+from vkml.runtime.stats import bump
+
+_MAGIC = b"VKMLVMFB1\n"
+_SUFFIX = ".vmfb"
+
+
+def vkml_version() -> str:
+    try:
+        return metadata.version("vkml")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def default_cache_dir() -> Path:
+    """``$VKML_CACHE_DIR``, else ``$XDG_CACHE_HOME/vkml``, else ``~/.cache/vkml``."""
+    explicit = os.environ.get("VKML_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vkml"
+
+
+def cache_key(text: str, target: Target) -> str:
+    h = hashlib.sha256()
+    for part in (text, target.name, target.backend, *target.flags, COMPILER_VERSION, vkml_version()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class CompileCache:
+    """Compiled ``.vmfb`` bytes by cache key: memory first, then disk, then the compiler."""
+
+    def __init__(self, directory: Path | None = None, capacity: int = 256) -> None:
+        self._directory = directory
+        self.capacity = capacity
+        self._memory: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def directory(self) -> Path:
+        return self._directory if self._directory is not None else default_cache_dir()
+
+    def get_or_compile(self, text: str, target: Target) -> bytes:
+        """The ``.vmfb`` for ``text`` on ``target``, compiling only on a miss."""
+        key = cache_key(text, target)
+        with self._lock:
+            hit = self._memory.get(key)
+            if hit is not None:
+                self._memory.move_to_end(key)
+                bump("cache_hits_memory")
+                return hit
+        vmfb = self._load(key)
+        if vmfb is not None:
+            bump("cache_hits_disk")
+        else:
+            start = time.perf_counter()
+            vmfb = compile_module(text, target)
+            bump("compile_seconds", time.perf_counter() - start)
+            bump("compiles")
+            self._store(key, vmfb)
+        self._remember(key, vmfb)
+        return vmfb
+
+    def _remember(self, key: str, vmfb: bytes) -> None:
+        with self._lock:
+            self._memory[key] = vmfb
+            self._memory.move_to_end(key)
+            while len(self._memory) > self.capacity:
+                self._memory.popitem(last=False)
+
+    def path_of(self, key: str) -> Path:
+        return self.directory / key[:2] / (key + _SUFFIX)
+
+    def _load(self, key: str) -> bytes | None:
+        path = self.path_of(key)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        payload = _unwrap(raw)
+        if payload is None:  # truncated or corrupted: never load it
+            path.unlink(missing_ok=True)
+        return payload
+
+    def _store(self, key: str, vmfb: bytes) -> None:
+        path = self.path_of(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + hashlib.sha256(vmfb).hexdigest().encode() + b"\n" + vmfb)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only or full cache dir costs a recompile later, nothing more
+
+    def clear_memory(self) -> None:
+        with self._lock:
+            self._memory.clear()
+
+    def entries(self) -> list[Path]:
+        return sorted(self.directory.glob(f"*/*{_SUFFIX}"))
+
+    def info(self) -> dict[str, object]:
+        files = self.entries()
+        return {
+            "directory": str(self.directory),
+            "entries": len(files),
+            "bytes": sum(f.stat().st_size for f in files),
+            "memory_entries": len(self._memory),
+            "memory_capacity": self.capacity,
+        }
+
+    def clear(self) -> int:
+        """Delete every disk entry and the memory cache; return how many files went."""
+        files = self.entries()
+        for f in files:
+            f.unlink(missing_ok=True)
+        self.clear_memory()
+        return len(files)
+
+
+def _unwrap(raw: bytes) -> bytes | None:
+    header = len(_MAGIC) + 65
+    if len(raw) < header or not raw.startswith(_MAGIC):
+        return None
+    digest, payload = raw[len(_MAGIC) : header - 1], raw[header:]
+    if hashlib.sha256(payload).hexdigest().encode() != digest:
+        return None
+    return payload
+
+
+_DEFAULT: CompileCache | None = None
+
+
+def default_cache() -> CompileCache:
+    """The process-wide cache (directory read from the environment at each use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = CompileCache()
+    return _DEFAULT

@@ -1,0 +1,18 @@
+"""The registry of vkml passes: one explicit table, no registration by import side effect.
+
+Each pass module exposes ``ARGUMENT`` (its command-line name), ``DESCRIPTION`` and
+``run(module)``. ``PIPELINE`` is the order every compile runs them in, for every device.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from vkml.passes import pairwise_reductions
+
+PASSES: dict[str, ModuleType] = {
+    pairwise_reductions.ARGUMENT: pairwise_reductions,
+}
+
+# The determinism slot: every compile runs these, in this order, before IREE sees the module.
+PIPELINE: tuple[str, ...] = (pairwise_reductions.ARGUMENT,)

@@ -1,0 +1,22 @@
+"""IREE runtime layer: HAL devices, buffers, loaded modules, invocation, counters.
+
+This package imports only ``iree.runtime`` (never ``iree.compiler``): a machine that runs
+compiled vkml modules needs iree-base-runtime and NumPy, nothing else.
+"""
+
+from vkml.runtime.buffers import download, upload
+from vkml.runtime.executable import Executable
+from vkml.runtime.hal import HalSession, session
+from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
+
+__all__ = [
+    "STATS",
+    "Executable",
+    "HalSession",
+    "bump",
+    "download",
+    "reset_stats",
+    "session",
+    "snapshot",
+    "upload",
+]

@@ -1,0 +1,64 @@
+"""Moving arrays between NumPy and IREE HAL buffer views."""
+
+from __future__ import annotations
+
+import iree.runtime as rt
+import numpy as np
+
+from vkml.dtypes import DType
+from vkml.runtime.hal import HalSession
+
+_ELEMENT_TYPES: dict[str, rt.HalElementType] = {
+    "bool": rt.HalElementType.BOOL_8,
+    "int32": rt.HalElementType.SINT_32,
+    "int64": rt.HalElementType.SINT_64,
+    "uint32": rt.HalElementType.UINT_32,
+    "float16": rt.HalElementType.FLOAT_16,
+    "bfloat16": rt.HalElementType.BFLOAT_16,
+    "float32": rt.HalElementType.FLOAT_32,
+    "float64": rt.HalElementType.FLOAT_64,
+}
+
+
+def upload(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferView:
+    """Copy ``array`` (already of ``dtype``'s NumPy type) into a new device buffer."""
+    if array.size == 0:
+        return _empty(sess, array.shape, dtype)
+    host = np.ascontiguousarray(array)
+    if host.dtype.kind == "b":
+        host = host.view(np.uint8)
+    elif dtype.name == "bfloat16":
+        host = host.view(np.uint16)
+    return sess.allocator.allocate_buffer_copy(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT,
+        device=sess.device,
+        buffer=host,
+        element_type=_ELEMENT_TYPES[dtype.name],
+    )
+
+
+def _empty(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBufferView:
+    # IREE refuses a zero-byte copy; a one-element buffer viewed with the empty shape is valid.
+    buf = sess.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT,
+        allocation_size=dtype.itemsize,
+    )
+    return rt.HalBufferView(buf, list(shape), _ELEMENT_TYPES[dtype.name])
+
+
+def download(view: rt.HalBufferView, dtype: DType) -> np.ndarray:
+    """Copy a device buffer view back into a new NumPy array of ``dtype``."""
+    shape = tuple(view.shape)
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if count == 0:
+        return np.zeros(shape, dtype.numpy)
+    mapped = view.get_buffer().map()
+    raw_dtype = np.dtype(np.uint8) if dtype.kind == "bool" else dtype.numpy
+    if dtype.name == "bfloat16":
+        raw_dtype = np.dtype(np.uint16)
+    host = mapped.asarray(shape, raw_dtype).copy()
+    if raw_dtype != dtype.numpy:
+        host = host.view(dtype.numpy) if dtype.name == "bfloat16" else host.astype(np.bool_)
+    return host
