@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vkml.dialect.types import TensorType, Value, literal
-from vkml.dtypes import DType, bool_
+from vkml.dtypes import DType, bool_, int32, int64
 
+_SIGNED = {32: int32, 64: int64}
 _COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
 
 
@@ -126,10 +127,20 @@ class FunctionBuilder:
         spec = ", ".join(f"{lo}:{hi}:{st}" for lo, hi, st in zip(start, limit, strides))
         return self.emit(f"stablehlo.slice {v.name} [{spec}] : ({v.type}) -> {out}", out)
 
+    def bitcast(self, v: Value, dtype: DType) -> Value:
+        out = v.type.with_dtype(dtype)
+        return self.emit(f"stablehlo.bitcast_convert {v.name} : ({v.type}) -> {out}", out)
+
     def reverse(self, v: Value, dims: Sequence[int]) -> Value:
         if not dims:
             return v
         d = ", ".join(map(str, dims))
+        if v.dtype.kind == "uint":
+            # IREE 3.13 cannot legalize stablehlo.reverse on unsigned types: move the bits
+            # as the signed type of the same width instead
+            signed = self.bitcast(v, _SIGNED[v.dtype.bits])
+            flipped = self.emit(f"stablehlo.reverse {signed.name}, dims = [{d}] : {signed.type}", signed.type)
+            return self.bitcast(flipped, v.dtype)
         return self.emit(f"stablehlo.reverse {v.name}, dims = [{d}] : {v.type}", v.type)
 
     def concatenate(self, values: Sequence[Value], dim: int, shape: tuple[int, ...]) -> Value:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.pairwise import pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, bool_, float32, int64, promote_types
 
@@ -53,6 +54,11 @@ def _compare(direction: str) -> Emitter:
 def _unary(name: str, chlo: bool = False) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
+        if x.dtype.kind == "uint" and name in ("abs", "negate"):
+            # StableHLO has no unsigned abs/negate: |x| is x, and -x wraps modulo 2**32
+            if name == "abs":
+                return x
+            return b.binary("subtract", b.broadcast(b.constant(0, x.dtype), x.shape), x)
         if chlo:
             y = b.emit(f"chlo.{name} {x.name} : {x.type} -> {x.type}", x.type)
         else:
@@ -62,26 +68,58 @@ def _unary(name: str, chlo: bool = False) -> Emitter:
     return emit
 
 
+def select_max(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    """``x if (x >= y or x is NaN) else y``: NaN propagates, a tie keeps ``x`` (NumPy's rule).
+
+    Spelled as compare and select because backends lower a native maximum differently for
+    signed zeros (IREE's llvm-cpu gave max(-0.0, +0.0) = -0.0 for f32 but +0.0 for f16);
+    compare and select are exact everywhere.
+    """
+    keep = b.compare("GE", x, y)
+    if x.dtype.is_float:
+        keep = b.binary("or", keep, b.compare("NE", x, x))
+    return b.select(keep, x, y)
+
+
+def select_min(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    """``x if (x <= y or x is NaN) else y`` (see ``select_max``)."""
+    keep = b.compare("LE", x, y)
+    if x.dtype.is_float:
+        keep = b.binary("or", keep, b.compare("NE", x, x))
+    return b.select(keep, x, y)
+
+
+def _select_binary(combine: Callable[[FunctionBuilder, Value, Value], Value]) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
+        return combine(b, x, y)
+
+    return emit
+
+
 def emit_relu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """``0 if x <= 0 else x``, PyTorch's threshold form: relu(NaN) is NaN, relu(-0.0) is +0.0."""
     x = b.prepare(xs[0], out.shape, out.dtype)
     zero = b.broadcast(b.constant(0, out.dtype), out.shape)
-    # stablehlo.maximum propagates NaN (PyTorch's relu(NaN) is NaN)
-    return b.binary("maximum", x, zero)
+    return b.select(b.compare("LE", x, zero), zero, x)
 
 
 def emit_gelu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
-    """Exact GELU, ``x * 0.5 * (1 + erf(x / sqrt(2)))``, in this order of operations."""
+    """Exact GELU as ``(x * 0.5) * erfc(x * -sqrt(1/2))``, in this order of operations.
+
+    erfc rather than ``1 + erf``: for x below about -4, ``1 + erf`` cancels to 0 and the
+    result loses every digit; erfc keeps them.
+    """
     cdt = compute_dtype(out.dtype)
     x = b.prepare(xs[0], out.shape, cdt)
 
     def splat(value: float) -> Value:
         return b.broadcast(b.constant(value, cdt), out.shape)
 
-    scaled = b.binary("multiply", x, splat(math.sqrt(0.5)))
-    erf = b.emit(f"chlo.erf {scaled.name} : {scaled.type} -> {scaled.type}", scaled.type)
-    one_plus = b.binary("add", erf, splat(1.0))
+    scaled = b.binary("multiply", x, splat(-math.sqrt(0.5)))
+    erfc = b.emit(f"chlo.erfc {scaled.name} : {scaled.type} -> {scaled.type}", scaled.type)
     half_x = b.binary("multiply", x, splat(0.5))
-    return b.convert(b.binary("multiply", half_x, one_plus), out.dtype)
+    return b.convert(b.binary("multiply", half_x, erfc), out.dtype)
 
 
 def emit_where(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
@@ -172,18 +210,19 @@ def _extreme(dtype: DType, largest: bool) -> float | int | bool:
     return hi if largest else lo
 
 
-def _minmax(combiner: str) -> Emitter:
+def _minmax(largest: bool) -> Emitter:
+    """amax/amin as a pairwise tree of ``select_max``/``select_min``: a fixed order, so the
+    result (NaN and signed zeros included) is the same on every device."""
+
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
-        x = xs[0]
-        init = b.constant(_extreme(x.dtype, combiner == "minimum"), x.dtype)
-        # stablehlo.maximum/minimum propagate NaN, so a NaN anywhere gives NaN
-        reduced = b.reduce(x, attrs["axes"], combiner, init)
+        combine = select_max if largest else select_min
+        reduced = pairwise_reduce(b, xs[0], attrs["axes"], combine, _extreme(xs[0].dtype, not largest))
         return _keep(b, reduced, out)
 
     return emit
 
 
-def _argextreme(combiner: str) -> Emitter:
+def _argextreme(largest: bool) -> Emitter:
     """Index of the first maximum (minimum) along one axis; NaN counts as the extreme."""
 
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
@@ -192,8 +231,8 @@ def _argextreme(combiner: str) -> Emitter:
         if axis is None:
             x = b.reshape(x, (math.prod(x.shape),))
             axis = 0
-        init = b.constant(_extreme(x.dtype, combiner == "minimum"), x.dtype)
-        best = b.reduce(x, (axis,), combiner, init)
+        combine = select_max if largest else select_min
+        best = pairwise_reduce(b, x, (axis,), combine, _extreme(x.dtype, not largest))
         best = _expand(b, best, x.shape, axis)
         hit = b.compare("EQ", x, best)
         if x.dtype.is_float:
@@ -221,8 +260,8 @@ EMITTERS: dict[str, Emitter] = {
     "mul": _arith("multiply"),
     "div": _arith("divide"),
     "pow": _arith("power"),
-    "maximum": _arith("maximum"),
-    "minimum": _arith("minimum"),
+    "maximum": _select_binary(select_max),
+    "minimum": _select_binary(select_min),
     "eq": _compare("EQ"),
     "ne": _compare("NE"),
     "lt": _compare("LT"),
@@ -253,8 +292,8 @@ EMITTERS: dict[str, Emitter] = {
     "concatenate": emit_concatenate,
     "matmul": emit_matmul,
     "sum": emit_sum,
-    "amax": _minmax("maximum"),
-    "amin": _minmax("minimum"),
-    "argmax": _argextreme("maximum"),
-    "argmin": _argextreme("minimum"),
+    "amax": _minmax(True),
+    "amin": _minmax(False),
+    "argmax": _argextreme(True),
+    "argmin": _argextreme(False),
 }

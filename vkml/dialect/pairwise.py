@@ -9,7 +9,7 @@ so padding changes no value. The reference interpreter implements the same order
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
@@ -19,28 +19,48 @@ def next_power_of_two(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-def pairwise_sum(b: FunctionBuilder, x: Value, dims: Sequence[int], init: Value) -> Value:
-    """Sum ``x`` over ``dims`` in the pairwise order, then add ``init`` (an exact no-op for
-    -0.0). Returns a value of ``x``'s shape without ``dims``."""
+Combine = Callable[[FunctionBuilder, Value, Value], Value]
+
+
+def pairwise_reduce(
+    b: FunctionBuilder, x: Value, dims: Sequence[int], combine: Combine, pad: float | int | bool
+) -> Value:
+    """Reduce ``x`` over ``dims`` with ``combine`` in the pairwise order, padding with
+    ``pad`` (an identity of ``combine``). Returns ``x``'s shape without ``dims``; a reduction
+    over zero elements is ``pad`` broadcast to that shape."""
     dims = sorted(dims)
     kept = [i for i in range(len(x.shape)) if i not in dims]
     kept_shape = tuple(x.shape[i] for i in kept)
     n = math.prod(x.shape[i] for i in dims)
     if n == 0:
-        return b.broadcast(init, kept_shape)
+        return b.broadcast(b.constant(pad, x.dtype), kept_shape)
     y = b.reshape(b.transpose(x, dims + kept), (n, *kept_shape))
     m = next_power_of_two(n)
     if m > n:
-        fill = b.constant(-0.0, x.dtype)
         zeros = [0] * len(kept_shape)
-        y = b.pad(y, fill, [0, *zeros], [m - n, *zeros])
+        y = b.pad(y, b.constant(pad, x.dtype), [0, *zeros], [m - n, *zeros])
     full = list(y.shape)
+    ones = [1] * len(full)
     while m > 1:
         h = m // 2
-        lower = b.slice(y, [0] * len(full), [h, *full[1:]], [1] * len(full))
-        upper = b.slice(y, [h] + [0] * (len(full) - 1), [m, *full[1:]], [1] * len(full))
-        y = b.binary("add", lower, upper)
+        lower = b.slice(y, [0] * len(full), [h, *full[1:]], ones)
+        upper = b.slice(y, [h] + [0] * (len(full) - 1), [m, *full[1:]], ones)
+        y = combine(b, lower, upper)
         m = h
         full[0] = h
-    total = b.reshape(y, kept_shape)
+    return b.reshape(y, kept_shape)
+
+
+def add(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    return b.binary("add", x, y)
+
+
+def pairwise_sum(b: FunctionBuilder, x: Value, dims: Sequence[int], init: Value) -> Value:
+    """Sum ``x`` over ``dims`` in the pairwise order, then add ``init`` (an exact no-op for
+    -0.0). A sum over zero elements is ``init``."""
+    n = math.prod(x.shape[i] for i in dims)
+    kept_shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+    if n == 0:
+        return b.broadcast(init, kept_shape)
+    total = pairwise_reduce(b, x, dims, add, -0.0)
     return b.binary("add", total, b.broadcast(init, kept_shape))

@@ -55,7 +55,8 @@ def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
 def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
-        return _finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
+        with np.errstate(all="ignore"):
+            return _finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
 
     return ref
 
@@ -81,14 +82,33 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return one / (one + np.exp(-x))
 
 
+_erfc64 = np.frompyfunc(math.erfc, 1, 1)
+
+
 def _gelu(x: np.ndarray) -> np.ndarray:
-    c = scalar(math.sqrt(0.5), x.dtype)
-    return (x * scalar(0.5, x.dtype)) * (_erf(x * c) + scalar(1.0, x.dtype))
+    scaled = x * scalar(-math.sqrt(0.5), x.dtype)
+    erfc = _erfc64(scaled.astype(np.float64)).astype(np.float64).astype(x.dtype)
+    return (x * scalar(0.5, x.dtype)) * erfc
+
+
+def select_max(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x if (x >= y or x is NaN) else y`` elementwise (NumPy's scalar rule, spelled out:
+    NumPy's SIMD maximum may break ties between -0.0 and +0.0 the other way)."""
+    with np.errstate(all="ignore"):
+        keep = (x >= y) | (x != x)
+    return np.where(keep, x, y)
+
+
+def select_min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        keep = (x <= y) | (x != x)
+    return np.where(keep, x, y)
 
 
 def _relu(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     x = cast(xs[0], dtype.numpy)
-    return _finish(np.maximum(x, np.zeros((), dtype.numpy)), dtype, shape)
+    zero = np.zeros((), dtype.numpy)
+    return _finish(np.where(x <= zero, zero, x), dtype, shape)
 
 
 def _where(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
@@ -142,24 +162,44 @@ def _matmul(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attr
         return _finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
 
 
-def pairwise_sum(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
-    """Sum ``x`` over ``axes`` in vkml's published pairwise order (see vkml.dialect.pairwise)."""
+def pairwise_reduce(
+    x: np.ndarray,
+    axes: Sequence[int],
+    combine: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    pad: float | int | bool,
+) -> np.ndarray:
+    """Reduce ``x`` over ``axes`` in vkml's published pairwise order (vkml.dialect.pairwise)."""
     axes = sorted(axes)
     kept = [i for i in range(x.ndim) if i not in axes]
     kept_shape = tuple(x.shape[i] for i in kept)
     n = math.prod(x.shape[i] for i in axes)
     if n == 0:
-        return np.zeros(kept_shape, x.dtype)
+        return np.full(kept_shape, scalar(pad, x.dtype))
     y = np.transpose(x, axes + kept).reshape((n, *kept_shape))
     m = 1 if n <= 1 else 1 << (n - 1).bit_length()
     if m > n:
-        pad = np.full((m - n, *kept_shape), -0.0, x.dtype)
-        y = np.concatenate([y, pad])
+        y = np.concatenate([y, np.full((m - n, *kept_shape), scalar(pad, x.dtype))])
     while m > 1:
         h = m // 2
-        y = y[:h] + y[h:m]
+        y = combine(y[:h], y[h:m])
         m = h
-    return y.reshape(kept_shape) + np.array(-0.0, x.dtype)
+    return y.reshape(kept_shape)
+
+
+def pairwise_sum(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """Sum ``x`` over ``axes`` in vkml's published pairwise order; an empty sum is +0.0."""
+    if math.prod(x.shape[i] for i in axes) == 0:
+        return pairwise_reduce(x, axes, np.add, 0.0)
+    return pairwise_reduce(x, axes, np.add, -0.0) + np.array(-0.0, x.dtype)
+
+
+def _extreme(dtype: np.dtype, largest: bool) -> float | int | bool:
+    if dtype.kind == "b":
+        return largest
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.max if largest else info.min)
+    return math.inf if largest else -math.inf
 
 
 def _keep(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -180,9 +220,11 @@ def _sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: 
     return _finish(_keep(total, shape), dtype, shape)
 
 
-def _minmax(fn: Callable[..., np.ndarray]) -> Reference:
+def _minmax(largest: bool) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
-        return _finish(_keep(fn(xs[0], axis=tuple(attrs["axes"])), shape), dtype, shape)
+        combine = select_max if largest else select_min
+        pad = _extreme(xs[0].dtype, not largest)
+        return _finish(_keep(pairwise_reduce(xs[0], attrs["axes"], combine, pad), shape), dtype, shape)
 
     return ref
 
@@ -201,8 +243,8 @@ REFERENCE: dict[str, Reference] = {
     "mul": _arith(np.multiply),
     "div": _arith(np.divide),
     "pow": _arith(np.power),
-    "maximum": _arith(np.maximum),
-    "minimum": _arith(np.minimum),
+    "maximum": _arith(select_max),
+    "minimum": _arith(select_min),
     "eq": _compare(np.equal),
     "ne": _compare(np.not_equal),
     "lt": _compare(np.less),
@@ -233,8 +275,8 @@ REFERENCE: dict[str, Reference] = {
     "concatenate": _concatenate,
     "matmul": _matmul,
     "sum": _sum,
-    "amax": _minmax(np.max),
-    "amin": _minmax(np.min),
+    "amax": _minmax(True),
+    "amin": _minmax(False),
     "argmax": _argextreme(np.argmax),
     "argmin": _argextreme(np.argmin),
 }

@@ -1,0 +1,360 @@
+"""Benchmarks 1-5: graph build, cache-hit realize, elementwise chain, sum, matmul.
+
+Every case returns ``Bench`` records whose first row is vkml. Each implementation's result is
+checked once against NumPy before it is timed; a wrong answer is reported in the row's note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import Bench, Budget, Row, Timing, attempt, ratio, time_calls
+from benchmarks.peers import (
+    RawIreeModule,
+    jax_jit,
+    jax_modules,
+    jax_put,
+    raw_chain_text,
+    raw_matmul_text,
+    raw_sum_text,
+    torch_compiled,
+    torch_module,
+)
+
+RNG_SEED = 20240601
+
+
+def _inputs(*shapes: tuple[int, ...]) -> list[np.ndarray]:
+    rng = np.random.default_rng(RNG_SEED)
+    return [rng.random(shape, dtype=np.float32) for shape in shapes]
+
+
+def _checked(
+    fn: Callable[[], Any], to_host: Callable[[Any], Any], expected: Any, rtol: float
+) -> Callable[[], Any]:
+    """``fn`` after one call whose result matches ``expected``; raises on a wrong answer."""
+    got = np.asarray(to_host(fn()), dtype=np.float64)
+    want = np.asarray(expected, dtype=np.float64)
+    if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=rtol):
+        worst = float(np.max(np.abs(got - want))) if got.shape == want.shape else float("nan")
+        raise AssertionError(f"wrong result (max abs error {worst:.3g}, rtol {rtol})")
+    return fn
+
+
+def _timed(fn: Callable[[], Any], to_host: Callable[[Any], Any], expected: Any, rtol: float,
+           budget: Budget, warmup: int = 2) -> Callable[[], Timing]:
+    return lambda: time_calls(_checked(fn, to_host, expected, rtol), budget, warmup)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+# --- 1. graph build ---------------------------------------------------------------------------
+
+BUILD_NODES = 10_000
+
+
+def _alternate_chain(x: Any, nodes: int) -> Any:
+    """``nodes`` elementwise ops, alternating ``* 1.0001`` and ``+ 0.5``."""
+    for _ in range(nodes // 2):
+        x = x * 1.0001
+        x = x + 0.5
+    return x
+
+
+def bench_build(budget: Budget) -> list[Bench]:
+    import vkml
+
+    bench = Bench("build", f"1. graph build, {BUILD_NODES:,}-op elementwise chain, per node", "us",
+                  target="vkml <= 2 us per node")
+    per_node = 1.0 / BUILD_NODES
+    x = vkml.tensor(np.ones(1024, np.float32)).realize()
+    vk = attempt("vkml (build only, no realize)",
+                 lambda: time_calls(lambda: _alternate_chain(x, BUILD_NODES), budget).scaled(per_node))
+    bench.rows.append(vk)
+
+    def torch_tiny() -> Timing:
+        t = torch_module().ones(4)
+        return time_calls(lambda: _alternate_chain(t, BUILD_NODES), budget).scaled(per_node)
+
+    tiny = np.ones(4, np.float32)
+    bench.rows.append(attempt("torch eager, per op on a 4-element tensor", torch_tiny,
+                              note="context: executes each op"))
+    bench.rows.append(attempt(
+        "numpy, per op on a 4-element array",
+        lambda: time_calls(lambda: _alternate_chain(tiny, BUILD_NODES), budget).scaled(per_node),
+        note="context: executes each op"))
+    bench.notes.append("No lazy-graph peer (MLX) is available here; the eager rows run each op.")
+    if vk.timing is not None:
+        bench.measured = f"{vk.timing.median * 1e6:.2f} us/node"
+        bench.verdict = _verdict(vk.timing.median <= 2e-6)
+    return [bench]
+
+
+# --- 2. cache-hit realize of a small graph ----------------------------------------------------
+
+SMALL_N = 1024
+
+
+def bench_small_realize(budget: Budget) -> list[Bench]:
+    import vkml
+
+    bench = Bench("small", f"2. cache-hit realize of (a*b + a) on {SMALL_N} float32, per call "
+                  "(upload + run + readback)", "us", target="vkml <= 60 us per call")
+    a, b = _inputs((SMALL_N,), (SMALL_N,))
+    want = a * b + a
+
+    def vk_call() -> np.ndarray:
+        ta, tb = vkml.tensor(a), vkml.tensor(b)
+        return (ta * tb + ta).numpy()
+
+    bench.rows.append(attempt("vkml", _timed(vk_call, _identity, want, 1e-6, budget, warmup=3),
+                              note="fresh vkml.tensor() each call; first call compiles"))
+    bench.rows.append(attempt("numpy", _timed(lambda: a * b + a, _identity, want, 1e-6, budget)))
+
+    def torch_eager() -> Timing:
+        torch = torch_module()
+
+        def call() -> np.ndarray:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            return (ta * tb + ta).numpy()
+
+        return _timed(call, _identity, want, 1e-6, budget)()
+
+    bench.rows.append(attempt("torch eager", torch_eager, note="from_numpy (zero-copy) each call"))
+
+    def torch_compile() -> Timing:
+        torch = torch_module()
+        fn = torch_compiled(lambda x, y: x * y + x)
+
+        def call() -> np.ndarray:
+            return fn(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+
+        return _timed(call, _identity, want, 1e-6, budget, warmup=3)()
+
+    bench.rows.append(attempt("torch.compile", torch_compile))
+
+    def jax_call() -> Timing:
+        fn = jax_jit(lambda x, y: x * y + x)
+        return _timed(lambda: np.asarray(fn(a, b).block_until_ready()), _identity, want, 1e-6,
+                      budget, warmup=3)()
+
+    bench.rows.append(attempt("jax.jit", jax_call, note="numpy in, np.asarray out"))
+    vk = bench.rows[0]
+    if vk.timing is not None:
+        bench.measured = f"{vk.timing.median * 1e6:.1f} us"
+        bench.verdict = _verdict(vk.timing.median <= 60e-6)
+    return [bench]
+
+
+# --- 3. 8-op elementwise chain ----------------------------------------------------------------
+
+CHAIN_N = 1 << 24
+
+
+def chain_numpy(x: np.ndarray) -> np.ndarray:
+    return np.maximum(np.log(np.sqrt(np.exp(np.tanh(x * 1.5 + 0.5)))), np.float32(0.25)) * 2.0
+
+
+def chain_vkml(x: Any) -> Any:
+    return ((x * 1.5 + 0.5).tanh().exp().sqrt().log().maximum(0.25)) * 2.0
+
+
+def chain_torch(x: Any) -> Any:
+    return ((x * 1.5 + 0.5).tanh().exp().sqrt().log().clamp_min(0.25)) * 2.0
+
+
+def chain_jax(x: Any) -> Any:
+    _, jnp = jax_modules()
+    return jnp.maximum(jnp.log(jnp.sqrt(jnp.exp(jnp.tanh(x * 1.5 + 0.5)))), 0.25) * 2.0
+
+
+def bench_chain(budget: Budget) -> list[Bench]:
+    import vkml
+
+    title = "3{}. 8-op elementwise chain on 16M float32 ({}), resident input"
+    ops = "mul, add, tanh, exp, sqrt, log, maximum, mul"
+    resident = Bench("chain", title.format("a", "result left on the device"), "ms",
+                     target=">= 2.0x jax.jit speed and >= 0.9x raw IREE speed")
+    readback = Bench("chain_readback", title.format("b", "result read back to NumPy"), "ms")
+    resident.notes.append(f"ops: {ops}; speed ratio = peer time / vkml time.")
+    (x,) = _inputs((CHAIN_N,))
+    want = chain_numpy(x)
+    rtol = 1e-5
+    xt = vkml.tensor(x).realize()
+
+    def vk_numpy(value: Any) -> np.ndarray:
+        return value.numpy()
+
+    resident.rows.append(attempt("vkml (.realize())", _timed(
+        lambda: chain_vkml(xt).realize(), vk_numpy, want, rtol, budget)))
+    readback.rows.append(attempt("vkml (.numpy())", _timed(
+        lambda: chain_vkml(xt).numpy(), _identity, want, rtol, budget)))
+
+    host_rows = [attempt("numpy", _timed(lambda: chain_numpy(x), _identity, want, rtol, budget))]
+
+    def torch_eager() -> Timing:
+        t = torch_module().from_numpy(x)
+        return _timed(lambda: chain_torch(t), lambda r: r.numpy(), want, rtol, budget)()
+
+    def torch_compile() -> Timing:
+        t = torch_module().from_numpy(x)
+        fn = torch_compiled(chain_torch)
+        return _timed(lambda: fn(t), lambda r: r.numpy(), want, rtol, budget)()
+
+    host_rows.append(attempt("torch eager", torch_eager))
+    host_rows.append(attempt("torch.compile", torch_compile))
+    for row in host_rows:
+        resident.rows.append(row)
+        readback.rows.append(Row(row.name, row.timing, row.unavailable,
+                                 "same run as 3a: the result is already a host array"))
+
+    fn = None
+    xj = None
+
+    def jax_resident() -> Timing:
+        nonlocal fn, xj
+        fn, xj = jax_jit(chain_jax), jax_put(x)
+        return _timed(lambda: fn(xj).block_until_ready(), np.asarray, want, rtol, budget)()
+
+    resident.rows.append(attempt("jax.jit", jax_resident))
+    readback.rows.append(attempt("jax.jit (np.asarray)", lambda: _timed(
+        lambda: np.asarray(fn(xj)), _identity, want, rtol, budget)()))
+
+    module = None
+    xd = None
+
+    def raw_resident() -> Timing:
+        nonlocal module, xd
+        module = RawIreeModule(raw_chain_text(CHAIN_N))
+        xd = module.put(x)
+        return _timed(lambda: module(xd), lambda r: r.to_host(), want, rtol, budget)()
+
+    resident.rows.append(attempt("raw IREE (hand-written StableHLO)", raw_resident))
+    readback.rows.append(attempt("raw IREE (.to_host())", lambda: _timed(
+        lambda: module(xd).to_host(), _identity, want, rtol, budget)()))
+
+    vk = resident.rows[0]
+    jax_row = resident.row("jax.jit")
+    raw_row = resident.row("raw IREE (hand-written StableHLO)")
+    if vk.timing is None or jax_row is None or raw_row is None:
+        resident.verdict = "n/a (vkml failed)"
+    elif not (jax_row.ok and raw_row.ok):
+        resident.verdict = "n/a (a peer failed)"
+    else:
+        vs_jax = 1 / (ratio(resident, jax_row) or float("inf"))
+        vs_raw = 1 / (ratio(resident, raw_row) or float("inf"))
+        resident.measured = f"{vs_jax:.2f}x jax.jit, {vs_raw:.2f}x raw IREE"
+        resident.verdict = _verdict(vs_jax >= 2.0 and vs_raw >= 0.9)
+    return [resident, readback]
+
+
+# --- 4. sum -----------------------------------------------------------------------------------
+
+SUM_N = 1 << 24
+
+
+def bench_sum(budget: Budget) -> list[Bench]:
+    import vkml
+
+    bench = Bench("sum", "4. sum of 16M float32 to a Python float, resident input", "ms")
+    (x,) = _inputs((SUM_N,))
+    want = float(np.sum(x, dtype=np.float64))
+    rtol = 1e-5
+    xt = vkml.tensor(x).realize()
+    bench.rows.append(attempt("vkml (pairwise tree)", _timed(
+        lambda: xt.sum().item(), _identity, want, rtol, budget)))
+    bench.rows.append(attempt("numpy.sum", _timed(lambda: float(x.sum()), _identity, want, rtol,
+                                                  budget)))
+
+    def torch_eager() -> Timing:
+        t = torch_module().from_numpy(x)
+        return _timed(lambda: float(t.sum()), _identity, want, rtol, budget)()
+
+    def torch_compile() -> Timing:
+        torch = torch_module()
+        t = torch.from_numpy(x)
+        fn = torch_compiled(lambda v: torch.sum(v))
+        return _timed(lambda: float(fn(t)), _identity, want, rtol, budget)()
+
+    def jax_sum() -> Timing:
+        _, jnp = jax_modules()
+        fn, xj = jax_jit(jnp.sum), jax_put(x)
+        return _timed(lambda: float(fn(xj)), _identity, want, rtol, budget)()
+
+    def raw_sum() -> Timing:
+        module = RawIreeModule(raw_sum_text(SUM_N))
+        xd = module.put(x)
+        return _timed(lambda: float(module(xd).to_host()), _identity, want, rtol, budget)()
+
+    bench.rows.append(attempt("torch.sum", torch_eager))
+    bench.rows.append(attempt("torch.compile(torch.sum)", torch_compile))
+    bench.rows.append(attempt("jax.jit(jnp.sum)", jax_sum))
+    bench.rows.append(attempt("raw IREE (stablehlo.reduce)", raw_sum))
+    bench.verdict, bench.target = "no target", "none (context)"
+    return [bench]
+
+
+# --- 5. matmul --------------------------------------------------------------------------------
+
+MATMUL_N = 1024
+
+
+def bench_matmul(budget: Budget) -> list[Bench]:
+    import vkml
+
+    n = MATMUL_N
+    flops = 2.0 * n**3
+    bench = Bench("matmul", f"5. {n}x{n} @ {n}x{n} float32 matmul, resident inputs", "ms",
+                  target="vkml >= 0.8x NumPy GFLOP/s", throughput_unit="GFLOP/s")
+    a, b = _inputs((n, n), (n, n))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    rtol = 1e-4
+    at, bt = vkml.tensor(a).realize(), vkml.tensor(b).realize()
+    bench.rows.append(attempt("vkml", _timed(lambda: (at @ bt).realize(), lambda r: r.numpy(),
+                                             want, rtol, budget), work=flops))
+    bench.rows.append(attempt("numpy", _timed(lambda: a @ b, _identity, want, rtol, budget),
+                              work=flops))
+
+    def torch_mm() -> Timing:
+        torch = torch_module()
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        return _timed(lambda: ta @ tb, lambda r: r.numpy(), want, rtol, budget)()
+
+    def jax_mm() -> Timing:
+        _, jnp = jax_modules()
+        fn, aj, bj = jax_jit(jnp.matmul), jax_put(a), jax_put(b)
+        return _timed(lambda: fn(aj, bj).block_until_ready(), np.asarray, want, rtol, budget)()
+
+    def raw_mm() -> Timing:
+        module = RawIreeModule(raw_matmul_text(n, n, n))
+        ad, bd = module.put(a), module.put(b)
+        return _timed(lambda: module(ad, bd), lambda r: r.to_host(), want, rtol, budget)()
+
+    bench.rows.append(attempt("torch eager", torch_mm, work=flops))
+    bench.rows.append(attempt("jax.jit", jax_mm, work=flops))
+    bench.rows.append(attempt("raw IREE (stablehlo.dot_general)", raw_mm, work=flops))
+    bench.notes.append("torch.compile is left out: it calls the same extern mm as eager.")
+    vk, ref = bench.rows[0], bench.row("numpy")
+    if vk.timing is not None and ref is not None and ref.timing is not None:
+        speed = ref.timing.median / vk.timing.median
+        bench.measured = (f"{flops / vk.timing.median / 1e9:.1f} GFLOP/s = {speed:.2f}x NumPy")
+        bench.verdict = _verdict(speed >= 0.8)
+    return [bench]
+
+
+CASES: dict[str, Callable[[Budget], list[Bench]]] = {
+    "build": bench_build,
+    "small": bench_small_realize,
+    "chain": bench_chain,
+    "sum": bench_sum,
+    "matmul": bench_matmul,
+}

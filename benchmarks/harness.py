@@ -1,0 +1,146 @@
+"""Timing and result records shared by every benchmark.
+
+A benchmark produces a ``Bench``: one ``Row`` per implementation (vkml first), each holding
+either a ``Timing`` or the reason it is "n/a". Ratios are always ``vkml time / peer time`` on
+medians, so a ratio below 1 means vkml is faster than that peer.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long a timed series may run, and the bounds on its repetition count."""
+
+    seconds: float = 3.0
+    min_reps: int = 5
+    max_reps: int = 20_000
+
+    def scaled(self, factor: float) -> Budget:
+        return Budget(self.seconds * factor, self.min_reps, self.max_reps)
+
+
+FULL = Budget(3.0, 7, 20_000)
+QUICK = Budget(0.6, 3, 2_000)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median and minimum of a series of wall-clock measurements, in seconds."""
+
+    median: float
+    minimum: float
+    reps: int
+
+    @staticmethod
+    def of(samples: list[float]) -> Timing:
+        return Timing(statistics.median(samples), min(samples), len(samples))
+
+    def scaled(self, factor: float) -> Timing:
+        """The same series expressed per unit (e.g. per node): both times times ``factor``."""
+        return Timing(self.median * factor, self.minimum * factor, self.reps)
+
+
+def time_calls(fn: Callable[[], object], budget: Budget, warmup: int = 1) -> Timing:
+    """Call ``fn`` ``warmup`` times, then repeatedly within ``budget``; time each call.
+
+    Each call's result is dropped after its time is taken. The repetition count comes from
+    the first timed call, ``budget.seconds / first``, clamped to the budget's bounds, so slow
+    cases still get ``min_reps`` samples.
+    """
+    for _ in range(warmup):
+        fn()
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    first = time.perf_counter() - start
+    del result
+    reps = int(budget.seconds / max(first, 1e-9))
+    reps = max(budget.min_reps, min(budget.max_reps, reps))
+    samples = [first]
+    clock = time.perf_counter
+    for _ in range(reps - 1):
+        start = clock()
+        result = fn()
+        samples.append(clock() - start)
+        # freeing the result (a 10,000-node chain, a 64 MiB buffer) is left out of the timing
+        del result
+    return Timing.of(samples)
+
+
+@dataclass
+class Row:
+    """One implementation's result in a benchmark: a timing, or why there is none."""
+
+    name: str
+    timing: Timing | None = None
+    unavailable: str = ""
+    note: str = ""
+    # work per call, for a throughput column (e.g. FLOPs for matmul); 0 = none
+    work: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.timing is not None
+
+
+@dataclass
+class Bench:
+    """A benchmark's rows plus its target, checked against the rows by ``check``."""
+
+    key: str
+    title: str
+    unit: str  # "us", "ms" or "s": how the table prints times
+    rows: list[Row] = field(default_factory=list)
+    target: str = ""
+    verdict: str = ""  # filled by the benchmark: "met", "NOT met" or "n/a (...)"
+    measured: str = ""  # the number the verdict is about, as printed in the summary
+    notes: list[str] = field(default_factory=list)
+    throughput_unit: str = ""  # e.g. "GFLOP/s" when rows carry ``work``
+
+    def row(self, name: str) -> Row | None:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        return None
+
+    def reference(self) -> Row | None:
+        """The vkml row the ratios divide by: the first row whose name starts with vkml."""
+        for row in self.rows:
+            if row.name.startswith("vkml") and row.ok:
+                return row
+        return None
+
+
+def attempt(name: str, measure: Callable[[], Timing], note: str = "", work: float = 0.0) -> Row:
+    """Run one implementation's measurement; any failure becomes an "n/a" row with the reason."""
+    try:
+        return Row(name, measure(), note=note, work=work)
+    except Exception as exc:  # noqa: BLE001 - a peer failing must never stop the run
+        return Row(name, unavailable=describe_failure(exc), note=note)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A one-line reason for an "n/a" cell: exception type and the first line of its message."""
+    message = str(exc).strip().splitlines()
+    first = message[0] if message else ""
+    if len(first) > 160:
+        first = first[:157] + "..."
+    where = traceback.extract_tb(exc.__traceback__)
+    origin = f" ({where[-1].name})" if where else ""
+    return f"{type(exc).__name__}: {first}{origin}"
+
+
+def ratio(bench: Bench, row: Row) -> float | None:
+    """``vkml median / row median``; None when either is missing."""
+    reference = bench.reference()
+    if reference is None or not row.ok or reference.timing is None or row.timing is None:
+        return None
+    return reference.timing.median / row.timing.median

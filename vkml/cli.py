@@ -1,0 +1,155 @@
+"""The ``vkml`` command line: compile cache upkeep, coverage reports, versions, the demo.
+
+``vkml cache info|clear``, ``vkml coverage PATH``, ``vkml version``, ``vkml demo``.
+A user's mistake (a missing file, an unknown command) prints one line to stderr and exits
+non-zero; it never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+from vkml.dialect.ir import COMPILER_VERSION
+from vkml.frontend.coverage import coverage_report, format_coverage
+from vkml.passes.cache import default_cache, vkml_version
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A mistake in how vkml was called: reported on stderr, exit status 2."""
+
+
+def human_bytes(n: int) -> str:
+    """``n`` bytes as a short human-readable size: ``512 B``, ``1.5 KiB``, ``3.0 MiB``."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _count(value: object) -> int:
+    if not isinstance(value, int):
+        raise TypeError(f"expected a byte count, got {value!r}")
+    return value
+
+
+def cache_info(args: argparse.Namespace) -> int:
+    """Print where the compile cache lives and how much it holds."""
+    info = default_cache().info()
+    size = _count(info["bytes"])
+    print(f"directory: {info['directory']}")
+    print(f"entries: {info['entries']}")
+    print(f"size: {human_bytes(size)} ({size} bytes)")
+    print(f"memory: {info['memory_entries']}/{info['memory_capacity']} entries")
+    return EXIT_OK
+
+
+def cache_clear(args: argparse.Namespace) -> int:
+    """Delete every compiled module on disk; print how many went and the bytes freed."""
+    cache = default_cache()
+    freed = _count(cache.info()["bytes"])
+    removed = cache.clear()
+    print(f"removed {removed} entries, freed {human_bytes(freed)} ({freed} bytes) "
+          f"from {cache.directory}")
+    return EXIT_OK
+
+
+def coverage(args: argparse.Namespace) -> int:
+    """Print the coverage file at ``args.path`` as a Markdown table over every op."""
+    path = Path(args.path)
+    if not path.exists():
+        raise UsageError(f"coverage file {str(path)!r} does not exist (write one by running "
+                         f"with VKML_COVERAGE={path})")
+    print(format_coverage(coverage_report(path)))
+    return EXIT_OK
+
+
+def version(args: argparse.Namespace) -> int:
+    """Print the versions of vkml, the IREE compiler and the IREE runtime."""
+    try:
+        runtime = metadata.version("iree-base-runtime")
+    except metadata.PackageNotFoundError:
+        runtime = "not installed"
+    print(f"vkml {vkml_version()}")
+    print(f"iree-base-compiler {COMPILER_VERSION}")
+    print(f"iree-base-runtime {runtime}")
+    return EXIT_OK
+
+
+def demo(args: argparse.Namespace) -> int:
+    """Run ``vkml.examples.demo.main()``."""
+    try:
+        from vkml.examples import demo as demo_module
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("vkml.examples", "vkml.examples.demo"):
+            raise  # the demo exists but something it needs is missing: show that
+        print("vkml demo: error: the demo is not installed (no module vkml.examples.demo)",
+              file=sys.stderr)
+        return EXIT_FAILURE
+    result = demo_module.main()
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser: one sub-command per job, each with its handler as ``run``."""
+    parser = argparse.ArgumentParser(
+        prog="vkml", description="Lazy tensors compiled through IREE: command-line tools."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    cache = commands.add_parser("cache", help="inspect or empty the compile cache")
+    cache_commands = cache.add_subparsers(dest="cache_command", metavar="ACTION")
+    cache_commands.required = True
+    _command(cache_commands, "info", "directory, entries and size of the cache", cache_info)
+    _command(cache_commands, "clear", "delete every compiled module on disk", cache_clear)
+
+    cov = _command(commands, "coverage", "which ops realize() evaluated, per dtype@device",
+                   coverage)
+    cov.add_argument("path", help="a file written with VKML_COVERAGE=PATH")
+    _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
+    _command(commands, "demo", "run a short tour of vkml", demo)
+    return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    help_text: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text,
+                                                          description=help_text)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``vkml`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit
+    status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage and the error already
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except UsageError as exc:
+        print(f"vkml {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"vkml {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
