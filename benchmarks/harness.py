@@ -85,6 +85,8 @@ class Row:
     note: str = ""
     # work per call, for a throughput column (e.g. FLOPs for matmul); 0 = none
     work: float = 0.0
+    # the vkml row this one's ratio divides by; "" = the benchmark's first vkml row
+    compare_to: str = ""
 
     @property
     def ok(self) -> bool:
@@ -124,7 +126,12 @@ def attempt(name: str, measure: Callable[[], Timing], note: str = "", work: floa
     try:
         return Row(name, measure(), note=note, work=work)
     except Exception as exc:  # noqa: BLE001 - a peer failing must never stop the run
-        return Row(name, unavailable=describe_failure(exc), note=note)
+        return failed(name, exc, note)
+
+
+def failed(name: str, exc: BaseException, note: str = "") -> Row:
+    """An "n/a" row for ``name`` whose reason is ``exc``."""
+    return Row(name, unavailable=describe_failure(exc), note=note)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -140,7 +147,7 @@ def describe_failure(exc: BaseException) -> str:
 
 def ratio(bench: Bench, row: Row) -> float | None:
     """``vkml median / row median``; None when either is missing."""
-    reference = bench.reference()
+    reference = bench.row(row.compare_to) if row.compare_to else bench.reference()
     if reference is None or not row.ok or reference.timing is None or row.timing is None:
         return None
     return reference.timing.median / row.timing.median

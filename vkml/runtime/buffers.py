@@ -24,18 +24,21 @@ def upload(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferVie
     """Copy ``array`` (already of ``dtype``'s NumPy type) into a new device buffer."""
     if array.size == 0:
         return _empty(sess, array.shape, dtype)
-    host = np.ascontiguousarray(array)
+    host = np.ascontiguousarray(array)  # note: makes a 0-d array 1-d
     if host.dtype.kind == "b":
         host = host.view(np.uint8)
     elif dtype.name == "bfloat16":
         host = host.view(np.uint16)
-    return sess.allocator.allocate_buffer_copy(
+    view = sess.allocator.allocate_buffer_copy(
         memory_type=rt.MemoryType.DEVICE_LOCAL,
         allowed_usage=rt.BufferUsage.DEFAULT,
         device=sess.device,
         buffer=host,
         element_type=_ELEMENT_TYPES[dtype.name],
     )
+    if array.ndim == 0:  # the copy comes back as shape (1,): view the same buffer as a scalar
+        view = rt.HalBufferView(view.get_buffer(), [], _ELEMENT_TYPES[dtype.name])
+    return view
 
 
 def _empty(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBufferView:

@@ -33,7 +33,7 @@ class Executable:
         results = rt.VmVariantList(self.num_results)
         try:
             self.context.invoke(self.function, arg_list, results)
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError) as exc:
             raise InvocationError(
                 f"invocation of '{self.entry}' failed on {self.session.driver}: {exc}"
             ) from exc
