@@ -24,7 +24,7 @@ test-py: setup
 	$(PY) -m pytest tests/py
 
 test-lit: setup
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m lit -sv tests/lit
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
 
 test: layering test-py test-lit
 

@@ -54,6 +54,7 @@ from vkml.frontend.ops import sum as _sum
 from vkml.frontend.ops import binary as _binary
 from vkml.frontend.ops import compare as _compare
 from vkml.frontend.ops import unary as _unary
+from vkml.frontend.lower import emitted_mlir as _emitted_mlir
 from vkml.frontend.tensor import Tensor
 from vkml.frontend.views import (
     broadcast_to,
@@ -152,6 +153,12 @@ relu = _unary_function("relu", "max(x, 0); NaN stays NaN (PyTorch semantics).")
 gelu = _unary_function("gelu", "Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))).")
 
 
+def emit_mlir(*tensors: Tensor, passes: bool = False) -> str:
+    """The MLIR module vkml would compile to realize ``tensors`` (after vkml's own passes
+    when ``passes`` is true). Nothing is compiled or run."""
+    return _emitted_mlir([t.node for t in tensors], passes=passes)
+
+
 def stats() -> dict[str, float]:
     """Process-wide counters: realizes, invocations, compiles, cache_hits_memory,
     cache_hits_disk, compile_seconds."""
@@ -168,7 +175,7 @@ __all__ = [
     "IndexingError", "InvocationError", "ShapeError", "Tensor", "UnsupportedOperatorError",
     "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax", "argmin", "astype",
     "bfloat16", "bool_", "broadcast_to", "clip", "concatenate", "cos", "cpu", "device",
-    "divide", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
+    "divide", "emit_mlir", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
     "gelu", "greater", "greater_equal", "int32", "int64", "is_eager", "less", "less_equal",
     "linspace", "log", "log_softmax", "matmul", "maximum", "mean", "minimum", "multiply",
     "negative", "not_equal", "ones", "permute", "power", "promote_types", "realize",

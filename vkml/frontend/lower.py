@@ -49,3 +49,13 @@ def lower_to_mlir(schedule: Sequence[Node], roots: Sequence[Node], name: str = "
         values[node] = value
     b.ret([values[r] for r in roots])
     return b.module_text()
+
+
+def emitted_mlir(nodes: Sequence[Node], passes: bool = False) -> str:
+    """The module realize() would compile for ``nodes`` (before, or after, vkml's passes)."""
+    from vkml.frontend.graph import toposort
+    from vkml.passes.pipeline import run_passes
+
+    roots = list(dict.fromkeys(n for n in nodes if not n._computed))
+    text = lower_to_mlir(toposort(roots), roots)
+    return run_passes(text) if passes else text

@@ -1,0 +1,31 @@
+# RUN: %python %s | filecheck %s
+# The IR vkml emits for small programs, before and after its passes.
+import numpy as np
+
+import vkml
+
+a = vkml.tensor(np.ones((2, 3), np.float32))
+b = vkml.tensor(np.ones((3,), np.float32))
+
+# Leaves become arguments; broadcasting is explicit; Python scalars become constants.
+# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3xf32>) -> (tensor<2x3xf32>)
+# CHECK: %[[B0:.*]] = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+# CHECK: %[[ADD0:.*]] = stablehlo.add %arg0, %[[B0]] : tensor<2x3xf32>
+# CHECK: stablehlo.constant dense<0x40000000> : tensor<f32>
+# CHECK: stablehlo.multiply %[[ADD0]], %{{.*}} : tensor<2x3xf32>
+print(vkml.emit_mlir((a + b) * 2.0))
+
+# float16 arithmetic computes in float32 and rounds once.
+# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf16>) -> (tensor<2x3xf16>)
+# CHECK: %[[UP:.*]] = stablehlo.convert %arg0 : (tensor<2x3xf16>) -> tensor<2x3xf32>
+# CHECK: %[[EXP:.*]] = stablehlo.exponential %[[UP]] : tensor<2x3xf32>
+# CHECK: stablehlo.convert %[[EXP]] : (tensor<2x3xf32>) -> tensor<2x3xf16>
+h = vkml.tensor(np.ones((2, 3), np.float16))
+print(vkml.emit_mlir(h.exp()))
+
+# relu is a compare and select (NaN stays NaN, no native max).
+# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf32>)
+# CHECK: %[[LE:.*]] = stablehlo.compare LE, %arg0, %{{.*}}, FLOAT
+# CHECK: stablehlo.select %[[LE]], %{{.*}}, %arg0
+# CHECK-NOT: stablehlo.maximum
+print(vkml.emit_mlir(a.relu()))

@@ -1,0 +1,57 @@
+// RUN: %vkml-opt %s --split-input-file --pass vkml-pairwise-reductions | filecheck %s
+
+// A length-5 axis is padded with -0.0 to 8, then halved three times.
+// CHECK-LABEL: func.func @sum_rows
+func.func @sum_rows(%a: tensor<5x3xf32>) -> tensor<3xf32> {
+  %z = stablehlo.constant dense<-0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<5x3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+// CHECK-NOT: stablehlo.reduce
+// CHECK: %[[PAD0:.*]] = stablehlo.pad %arg0, %{{.*}}, low = [0, 0], high = [3, 0]{{.*}} -> tensor<8x3xf32>
+// CHECK: %[[LO0:.*]] = stablehlo.slice %[[PAD0]] [0:4, 0:3]
+// CHECK: %[[HI0:.*]] = stablehlo.slice %[[PAD0]] [4:8, 0:3]
+// CHECK: stablehlo.add %[[LO0]], %[[HI0]] : tensor<4x3xf32>
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<2x3xf32>
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<1x3xf32>
+
+// -----
+
+// Two reduced axes are moved to the front and flattened row-major (2*4 = 8, no padding).
+// CHECK-LABEL: func.func @sum_two_axes
+func.func @sum_two_axes(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
+  %z = stablehlo.constant dense<-0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0, 2] : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+// CHECK: %[[T1:.*]] = stablehlo.transpose %arg0, dims = [0, 2, 1]
+// CHECK: %[[R1:.*]] = stablehlo.reshape %[[T1]] : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
+// CHECK-NOT: stablehlo.pad
+// CHECK: stablehlo.slice %[[R1]] [0:4, 0:3]
+
+// -----
+
+// n = 1: no padding and no halving; the init is still added.
+// CHECK-LABEL: func.func @sum_single
+func.func @sum_single(%a: tensor<1xf32>) -> tensor<f32> {
+  %z = stablehlo.constant dense<-0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1xf32>, tensor<f32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+// CHECK-NOT: stablehlo.reduce
+// CHECK-NOT: stablehlo.slice
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<f32>
+
+// -----
+
+// Integer sums and max reductions are order-independent: left alone.
+// CHECK-LABEL: func.func @left_alone
+func.func @left_alone(%a: tensor<5xi32>, %b: tensor<5xf32>) -> (tensor<i32>, tensor<f32>) {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<5xi32>, tensor<i32>) -> tensor<i32>
+  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %s = stablehlo.reduce(%b init: %m) applies stablehlo.maximum across dimensions = [0] : (tensor<5xf32>, tensor<f32>) -> tensor<f32>
+  return %r, %s : tensor<i32>, tensor<f32>
+}
+// CHECK: stablehlo.reduce(%arg0 init: %{{.*}}) applies stablehlo.add
+// CHECK: stablehlo.reduce(%arg1 init: %{{.*}}) applies stablehlo.maximum
