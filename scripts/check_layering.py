@@ -29,7 +29,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("dialect", ["vkml/dialect/"]),
     ("passes", ["vkml/passes/"]),
     ("frontend", ["vkml/frontend/"]),
-    ("api", ["vkml/__init__.py", "vkml/cli.py", "vkml/__main__.py"]),
+    ("api", ["vkml/__init__.py"]),
+    ("examples", ["vkml/examples/"]),
+    ("cli", ["vkml/cli.py", "vkml/__main__.py"]),
 ]
 
 # Third-party module prefix (and its submodules) -> the only path prefixes that may import it.
