@@ -160,7 +160,7 @@ def _jax_rows(nodes: int) -> list[Row]:
 
 
 def _eager_rows(nodes: int, budget: Budget) -> list[Row]:
-    tiny = Budget(budget.seconds, 3, 50)
+    tiny = Budget(budget.seconds, 3, 50, 0.0)
     host = np.ones(ELEMENTS, np.float32)
     rows = [attempt("numpy eager", lambda: time_calls(lambda: build_chain(host, nodes), tiny),
                     compare_to=MEMORY)]

@@ -22,13 +22,12 @@ class Budget:
     seconds: float = 3.0
     min_reps: int = 5
     max_reps: int = 20_000
+    # warm-up keeps calling for at least this long: JIT peers settle after their first calls
+    warmup_seconds: float = 1.0
 
-    def scaled(self, factor: float) -> Budget:
-        return Budget(self.seconds * factor, self.min_reps, self.max_reps)
 
-
-FULL = Budget(3.0, 7, 20_000)
-QUICK = Budget(0.6, 3, 2_000)
+FULL = Budget(3.0, 7, 20_000, 1.0)
+QUICK = Budget(0.6, 3, 2_000, 0.2)
 
 
 @dataclass(frozen=True)
@@ -49,14 +48,18 @@ class Timing:
 
 
 def time_calls(fn: Callable[[], object], budget: Budget, warmup: int = 1) -> Timing:
-    """Call ``fn`` ``warmup`` times, then repeatedly within ``budget``; time each call.
+    """Warm ``fn`` up (``warmup`` calls and ``budget.warmup_seconds``), then time repeated calls.
 
     Each call's result is dropped after its time is taken. The repetition count comes from
     the first timed call, ``budget.seconds / first``, clamped to the budget's bounds, so slow
     cases still get ``min_reps`` samples.
     """
-    for _ in range(warmup):
-        fn()
+    if warmup:
+        fn()  # may compile: the warm-up clock starts after it
+        start, calls = time.perf_counter(), 1
+        while calls < warmup or time.perf_counter() - start < budget.warmup_seconds:
+            fn()
+            calls += 1
     gc.collect()
     start = time.perf_counter()
     result = fn()

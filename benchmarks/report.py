@@ -123,7 +123,7 @@ def _ratio_cell(bench: Bench, row: Row) -> str:
     if row.name.startswith("vkml"):
         return "—"
     value = ratio(bench, row)
-    return "n/a" if value is None else f"{value:.2f}"
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def bench_table(bench: Bench) -> list[str]:

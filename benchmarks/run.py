@@ -14,6 +14,8 @@ import sys
 REMOVED_ENV = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                if k in os.environ}
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# inductor's pool of compile workers otherwise keeps competing with the timed loops for 2 cores
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
 import argparse  # noqa: E402
 import time  # noqa: E402

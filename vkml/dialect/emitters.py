@@ -192,8 +192,10 @@ def _keep(b: FunctionBuilder, v: Value, out: TensorType) -> Value:
 def emit_sum(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
     acc = sum_accumulator(xs[0].dtype) if not out.dtype.is_float else compute_dtype(out.dtype)
     x = b.convert(xs[0], acc)
-    # -0.0 is the exact additive identity; vkml-pairwise-reductions rewrites this reduce
-    init = b.constant(-0.0 if acc.is_float else 0, acc)
+    # -0.0 is the exact additive identity; vkml-pairwise-reductions rewrites this reduce.
+    # A sum of no elements is +0.0, as in NumPy and PyTorch.
+    empty = math.prod(x.shape[a] for a in attrs["axes"]) == 0
+    init = b.constant(-0.0 if acc.is_float and not empty else 0, acc)
     total = b.reduce(x, attrs["axes"], "add", init)
     if attrs.get("divisor") is not None:  # mean
         total = b.binary("divide", total, b.broadcast(b.constant(attrs["divisor"], acc), total.shape))

@@ -19,8 +19,7 @@ from vkml.errors import DeviceError
 from vkml.frontend.graph import Node
 from vkml.frontend.lower import lower_to_mlir, structure
 from vkml.frontend.optable import OPS
-from vkml.passes.cache import default_cache
-from vkml.passes.pipeline import Target
+from vkml.passes.target import Target
 from vkml.runtime import Executable, bump, download, session, upload
 
 
@@ -139,6 +138,10 @@ class IreeDevice(Device):
             if executable is not None:
                 self._executables.move_to_end(key)
         if executable is None:
+            # imported here: the compiler is needed only on a miss, and a machine that runs
+            # precompiled modules may not have iree-base-compiler at all
+            from vkml.passes.cache import default_cache
+
             text = lower_to_mlir(schedule, roots)
             vmfb = default_cache().get_or_compile(text, self.target)
             executable = Executable(self.session, vmfb, "main", len(roots))

@@ -18,7 +18,8 @@ from importlib import metadata
 from pathlib import Path
 
 from vkml.dialect.ir import COMPILER_VERSION
-from vkml.passes.pipeline import Target, compile_module
+from vkml.passes.pipeline import compile_module
+from vkml.passes.target import Target
 from vkml.runtime.stats import bump
 
 _MAGIC = b"VKMLVMFB1\n"
@@ -106,6 +107,7 @@ class CompileCache:
 
     def _store(self, key: str, vmfb: bytes) -> None:
         path = self.path_of(key)
+        tmp: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -113,7 +115,9 @@ class CompileCache:
                 f.write(_MAGIC + hashlib.sha256(vmfb).hexdigest().encode() + b"\n" + vmfb)
             os.replace(tmp, path)
         except OSError:
-            pass  # a read-only or full cache dir costs a recompile later, nothing more
+            # a read-only or full cache dir costs a recompile later, nothing more
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
     def clear_memory(self) -> None:
         with self._lock:

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from vkml.dialect.ir import CompilerToolError, compile_str, ir, parse_module, passmanager
 from vkml.errors import CompileError
 from vkml.passes.registry import PASSES, PIPELINE
-
-
-@dataclass(frozen=True)
-class Target:
-    """An IREE compile target: backend, the flags vkml chose for it, and its HAL driver."""
-
-    name: str
-    backend: str
-    driver: str
-    flags: tuple[str, ...]
+from vkml.passes.target import Target
 
 
 def run_passes(text: str, names: Sequence[str] = PIPELINE) -> str:

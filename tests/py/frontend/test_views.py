@@ -109,9 +109,12 @@ def test_view_matches_numpy_bit_for_bit(
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_views_of_integer_tensors_match_numpy(device: str) -> None:
-    a = base((3, 4), np.int32)
-    got = vkml.tensor(a, device=device)[::-1, 1::2].T.reshape(-1)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool"])
+def test_views_of_every_dtype_match_numpy(device: str, dtype: str) -> None:
+    target = vkml.bool_ if dtype == "bool" else getattr(vkml, dtype)
+    a = base((3, 4), np.float64)
+    a = a != 0 if dtype == "bool" else np.abs(a).astype(target.numpy)
+    got = vkml.tensor(a, dtype=target, device=device)[::-1, 1::2].T.reshape(-1)
     assert_bits_equal(got.numpy(), a[::-1, 1::2].T.reshape(-1))
 
 

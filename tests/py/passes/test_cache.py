@@ -13,7 +13,8 @@ import vkml
 import vkml.passes.cache as cache_module
 from vkml.frontend.devices import CPU_TARGET
 from vkml.passes.cache import CompileCache, cache_key, default_cache
-from vkml.passes.pipeline import Target, compile_module
+from vkml.passes.pipeline import compile_module
+from vkml.passes.target import Target
 from vkml.runtime.stats import snapshot
 
 
