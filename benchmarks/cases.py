@@ -1,7 +1,7 @@
 """Benchmarks 1-5: graph build, cache-hit realize, elementwise chain, sum, matmul.
 
 Every case returns ``Bench`` records whose first row is vkml. Each implementation's result is
-checked once against NumPy before it is timed; a wrong answer is reported in the row's note.
+checked once against NumPy before it is timed; a wrong answer makes its row "n/a".
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Bench, Budget, Row, Timing, attempt, ratio, time_calls
+import vkml
+from benchmarks.chain import build_chain
+from benchmarks.harness import Bench, Budget, Row, Timing, attempt, failed, time_calls
 from benchmarks.peers import (
     RawIreeModule,
     jax_jit,
@@ -44,8 +46,14 @@ def _checked(
     return fn
 
 
-def _timed(fn: Callable[[], Any], to_host: Callable[[Any], Any], expected: Any, rtol: float,
-           budget: Budget, warmup: int = 2) -> Callable[[], Timing]:
+def _timed(
+    fn: Callable[[], Any],
+    to_host: Callable[[Any], Any],
+    expected: Any,
+    rtol: float,
+    budget: Budget,
+    warmup: int = 2,
+) -> Callable[[], Timing]:
     return lambda: time_calls(_checked(fn, to_host, expected, rtol), budget, warmup)
 
 
@@ -62,36 +70,40 @@ def _verdict(ok: bool) -> str:
 BUILD_NODES = 10_000
 
 
-def _alternate_chain(x: Any, nodes: int) -> Any:
-    """``nodes`` elementwise ops, alternating ``* 1.0001`` and ``+ 0.5``."""
-    for _ in range(nodes // 2):
-        x = x * 1.0001
-        x = x + 0.5
-    return x
-
-
 def bench_build(budget: Budget) -> list[Bench]:
-    import vkml
-
-    bench = Bench("build", f"1. graph build, {BUILD_NODES:,}-op elementwise chain, per node", "us",
-                  target="vkml <= 2 us per node")
+    bench = Bench(
+        "build",
+        f"1. graph build, {BUILD_NODES:,}-op elementwise chain, per node",
+        "us",
+        target="vkml <= 2 us per node",
+    )
     per_node = 1.0 / BUILD_NODES
     x = vkml.tensor(np.ones(1024, np.float32)).realize()
-    vk = attempt("vkml (build only, no realize)",
-                 lambda: time_calls(lambda: _alternate_chain(x, BUILD_NODES), budget).scaled(per_node))
+    vk = attempt(
+        "vkml (build only, no realize)",
+        lambda: time_calls(lambda: build_chain(x, BUILD_NODES), budget).scaled(per_node),
+    )
     bench.rows.append(vk)
 
     def torch_tiny() -> Timing:
         t = torch_module().ones(4)
-        return time_calls(lambda: _alternate_chain(t, BUILD_NODES), budget).scaled(per_node)
+        return time_calls(lambda: build_chain(t, BUILD_NODES), budget).scaled(per_node)
 
     tiny = np.ones(4, np.float32)
-    bench.rows.append(attempt("torch eager, per op on a 4-element tensor", torch_tiny,
-                              note="context: executes each op"))
-    bench.rows.append(attempt(
-        "numpy, per op on a 4-element array",
-        lambda: time_calls(lambda: _alternate_chain(tiny, BUILD_NODES), budget).scaled(per_node),
-        note="context: executes each op"))
+    bench.rows.append(
+        attempt(
+            "torch eager, per op on a 4-element tensor",
+            torch_tiny,
+            note="context: executes each op",
+        )
+    )
+    bench.rows.append(
+        attempt(
+            "numpy, per op on a 4-element array",
+            lambda: time_calls(lambda: build_chain(tiny, BUILD_NODES), budget).scaled(per_node),
+            note="context: executes each op",
+        )
+    )
     bench.notes.append("No lazy-graph peer (MLX) is available here; the eager rows run each op.")
     if vk.timing is not None:
         bench.measured = f"{vk.timing.median * 1e6:.2f} us/node"
@@ -105,10 +117,13 @@ SMALL_N = 1024
 
 
 def bench_small_realize(budget: Budget) -> list[Bench]:
-    import vkml
-
-    bench = Bench("small", f"2. cache-hit realize of (a*b + a) on {SMALL_N} float32, per call "
-                  "(upload + run + readback)", "us", target="vkml <= 60 us per call")
+    bench = Bench(
+        "small",
+        f"2. cache-hit realize of (a*b + a) on {SMALL_N} float32, per call "
+        "(upload + run + readback)",
+        "us",
+        target="vkml <= 60 us per call",
+    )
     a, b = _inputs((SMALL_N,), (SMALL_N,))
     want = a * b + a
 
@@ -116,8 +131,13 @@ def bench_small_realize(budget: Budget) -> list[Bench]:
         ta, tb = vkml.tensor(a), vkml.tensor(b)
         return (ta * tb + ta).numpy()
 
-    bench.rows.append(attempt("vkml", _timed(vk_call, _identity, want, 1e-6, budget, warmup=3),
-                              note="fresh vkml.tensor() each call; first call compiles"))
+    bench.rows.append(
+        attempt(
+            "vkml",
+            _timed(vk_call, _identity, want, 1e-6, budget, warmup=3),
+            note="fresh vkml.tensor() each call; first call compiles",
+        )
+    )
     bench.rows.append(attempt("numpy", _timed(lambda: a * b + a, _identity, want, 1e-6, budget)))
 
     def torch_eager() -> Timing:
@@ -144,8 +164,14 @@ def bench_small_realize(budget: Budget) -> list[Bench]:
 
     def jax_call() -> Timing:
         fn = jax_jit(lambda x, y: x * y + x)
-        return _timed(lambda: np.asarray(fn(a, b).block_until_ready()), _identity, want, 1e-6,
-                      budget, warmup=3)()
+        return _timed(
+            lambda: np.asarray(fn(a, b).block_until_ready()),
+            _identity,
+            want,
+            1e-6,
+            budget,
+            warmup=3,
+        )()
 
     bench.rows.append(attempt("jax.jit", jax_call, note="numpy in, np.asarray out"))
     vk = bench.rows[0]
@@ -177,13 +203,44 @@ def chain_jax(x: Any) -> Any:
     return jnp.maximum(jnp.log(jnp.sqrt(jnp.exp(jnp.tanh(x * 1.5 + 0.5)))), 0.25) * 2.0
 
 
-def bench_chain(budget: Budget) -> list[Bench]:
-    import vkml
+def _jax_chain_rows(x: np.ndarray, want: np.ndarray, rtol: float, budget: Budget) -> list[Row]:
+    """jax.jit rows for 3a (result left on the device) and 3b (``np.asarray`` of it)."""
+    names = ("jax.jit", "jax.jit (np.asarray)")
+    try:
+        fn, xj = jax_jit(chain_jax), jax_put(x)
+    except Exception as exc:  # noqa: BLE001
+        return [failed(name, exc) for name in names]
+    return [
+        attempt(
+            names[0], _timed(lambda: fn(xj).block_until_ready(), np.asarray, want, rtol, budget)
+        ),
+        attempt(names[1], _timed(lambda: np.asarray(fn(xj)), _identity, want, rtol, budget)),
+    ]
 
+
+def _raw_chain_rows(x: np.ndarray, want: np.ndarray, rtol: float, budget: Budget) -> list[Row]:
+    """Raw IREE rows for 3a (result not read) and 3b (``.to_host()``)."""
+    names = ("raw IREE (hand-written StableHLO)", "raw IREE (.to_host())")
+    try:
+        module = RawIreeModule(raw_chain_text(CHAIN_N))
+        xd = module.put(x)
+    except Exception as exc:  # noqa: BLE001
+        return [failed(name, exc) for name in names]
+    return [
+        attempt(names[0], _timed(lambda: module(xd), lambda r: r.to_host(), want, rtol, budget)),
+        attempt(names[1], _timed(lambda: module(xd).to_host(), _identity, want, rtol, budget)),
+    ]
+
+
+def bench_chain(budget: Budget) -> list[Bench]:
     title = "3{}. 8-op elementwise chain on 16M float32 ({}), resident input"
     ops = "mul, add, tanh, exp, sqrt, log, maximum, mul"
-    resident = Bench("chain", title.format("a", "result left on the device"), "ms",
-                     target=">= 2.0x jax.jit speed and >= 0.9x raw IREE speed")
+    resident = Bench(
+        "chain",
+        title.format("a", "result left on the device"),
+        "ms",
+        target=">= 2.0x jax.jit speed and >= 0.9x raw IREE speed",
+    )
     readback = Bench("chain_readback", title.format("b", "result read back to NumPy"), "ms")
     resident.notes.append(f"ops: {ops}; speed ratio = peer time / vkml time.")
     (x,) = _inputs((CHAIN_N,))
@@ -194,10 +251,17 @@ def bench_chain(budget: Budget) -> list[Bench]:
     def vk_numpy(value: Any) -> np.ndarray:
         return value.numpy()
 
-    resident.rows.append(attempt("vkml (.realize())", _timed(
-        lambda: chain_vkml(xt).realize(), vk_numpy, want, rtol, budget)))
-    readback.rows.append(attempt("vkml (.numpy())", _timed(
-        lambda: chain_vkml(xt).numpy(), _identity, want, rtol, budget)))
+    resident.rows.append(
+        attempt(
+            "vkml (.realize())",
+            _timed(lambda: chain_vkml(xt).realize(), vk_numpy, want, rtol, budget),
+        )
+    )
+    readback.rows.append(
+        attempt(
+            "vkml (.numpy())", _timed(lambda: chain_vkml(xt).numpy(), _identity, want, rtol, budget)
+        )
+    )
 
     host_rows = [attempt("numpy", _timed(lambda: chain_numpy(x), _identity, want, rtol, budget))]
 
@@ -214,44 +278,24 @@ def bench_chain(budget: Budget) -> list[Bench]:
     host_rows.append(attempt("torch.compile", torch_compile))
     for row in host_rows:
         resident.rows.append(row)
-        readback.rows.append(Row(row.name, row.timing, row.unavailable,
-                                 "same run as 3a: the result is already a host array"))
+        readback.rows.append(
+            Row(
+                row.name,
+                row.timing,
+                row.unavailable,
+                "same run as 3a: the result is already a host array",
+            )
+        )
 
-    fn = None
-    xj = None
-
-    def jax_resident() -> Timing:
-        nonlocal fn, xj
-        fn, xj = jax_jit(chain_jax), jax_put(x)
-        return _timed(lambda: fn(xj).block_until_ready(), np.asarray, want, rtol, budget)()
-
-    resident.rows.append(attempt("jax.jit", jax_resident))
-    readback.rows.append(attempt("jax.jit (np.asarray)", lambda: _timed(
-        lambda: np.asarray(fn(xj)), _identity, want, rtol, budget)()))
-
-    module = None
-    xd = None
-
-    def raw_resident() -> Timing:
-        nonlocal module, xd
-        module = RawIreeModule(raw_chain_text(CHAIN_N))
-        xd = module.put(x)
-        return _timed(lambda: module(xd), lambda r: r.to_host(), want, rtol, budget)()
-
-    resident.rows.append(attempt("raw IREE (hand-written StableHLO)", raw_resident))
-    readback.rows.append(attempt("raw IREE (.to_host())", lambda: _timed(
-        lambda: module(xd).to_host(), _identity, want, rtol, budget)()))
-
-    vk = resident.rows[0]
-    jax_row = resident.row("jax.jit")
-    raw_row = resident.row("raw IREE (hand-written StableHLO)")
-    if vk.timing is None or jax_row is None or raw_row is None:
-        resident.verdict = "n/a (vkml failed)"
-    elif not (jax_row.ok and raw_row.ok):
-        resident.verdict = "n/a (a peer failed)"
+    for pair in (_jax_chain_rows(x, want, rtol, budget), _raw_chain_rows(x, want, rtol, budget)):
+        resident.rows.append(pair[0])
+        readback.rows.append(pair[1])
+    vk = resident.rows[0].timing
+    jax_row, raw_row = resident.rows[-2].timing, resident.rows[-1].timing
+    if vk is None or jax_row is None or raw_row is None:
+        resident.verdict = "n/a (vkml or a peer failed)"
     else:
-        vs_jax = 1 / (ratio(resident, jax_row) or float("inf"))
-        vs_raw = 1 / (ratio(resident, raw_row) or float("inf"))
+        vs_jax, vs_raw = jax_row.median / vk.median, raw_row.median / vk.median
         resident.measured = f"{vs_jax:.2f}x jax.jit, {vs_raw:.2f}x raw IREE"
         resident.verdict = _verdict(vs_jax >= 2.0 and vs_raw >= 0.9)
     return [resident, readback]
@@ -263,43 +307,65 @@ SUM_N = 1 << 24
 
 
 def bench_sum(budget: Budget) -> list[Bench]:
-    import vkml
-
-    bench = Bench("sum", "4. sum of 16M float32 to a Python float, resident input", "ms")
+    bench = Bench(
+        "sum",
+        "4. sum of 16M float32 to a Python float, resident input",
+        "ms",
+        target="none (context)",
+        verdict="no target",
+    )
+    bench.notes.append(
+        "The note gives each result's relative error against a float64 sum: "
+        "summation order differs between implementations."
+    )
     (x,) = _inputs((SUM_N,))
     want = float(np.sum(x, dtype=np.float64))
-    rtol = 1e-5
-    xt = vkml.tensor(x).realize()
-    bench.rows.append(attempt("vkml (pairwise tree)", _timed(
-        lambda: xt.sum().item(), _identity, want, rtol, budget)))
-    bench.rows.append(attempt("numpy.sum", _timed(lambda: float(x.sum()), _identity, want, rtol,
-                                                  budget)))
 
-    def torch_eager() -> Timing:
+    def row(name: str, make: Callable[[], Callable[[], float]]) -> Row:
+        error: list[float] = []
+
+        def measure() -> Timing:
+            fn = make()
+            error.append(abs(fn() - want) / abs(want))
+            return time_calls(fn, budget, warmup=2)
+
+        result = attempt(name, measure)
+        if error:
+            wrong = " (WRONG: over 1e-3)" if error[0] > 1e-3 else ""
+            result.note = f"relative error {error[0]:.1e}{wrong}"
+        return result
+
+    def vk() -> Callable[[], float]:
+        xt = vkml.tensor(x).realize()
+        return lambda: xt.sum().item()
+
+    def torch_eager() -> Callable[[], float]:
         t = torch_module().from_numpy(x)
-        return _timed(lambda: float(t.sum()), _identity, want, rtol, budget)()
+        return lambda: float(t.sum())
 
-    def torch_compile() -> Timing:
+    def torch_compile() -> Callable[[], float]:
         torch = torch_module()
-        t = torch.from_numpy(x)
-        fn = torch_compiled(lambda v: torch.sum(v))
-        return _timed(lambda: float(fn(t)), _identity, want, rtol, budget)()
+        t, fn = torch.from_numpy(x), torch_compiled(lambda v: torch.sum(v))
+        return lambda: float(fn(t))
 
-    def jax_sum() -> Timing:
+    def jax_sum() -> Callable[[], float]:
         _, jnp = jax_modules()
         fn, xj = jax_jit(jnp.sum), jax_put(x)
-        return _timed(lambda: float(fn(xj)), _identity, want, rtol, budget)()
+        return lambda: float(fn(xj))
 
-    def raw_sum() -> Timing:
+    def raw_sum() -> Callable[[], float]:
         module = RawIreeModule(raw_sum_text(SUM_N))
         xd = module.put(x)
-        return _timed(lambda: float(module(xd).to_host()), _identity, want, rtol, budget)()
+        return lambda: float(module(xd).to_host())
 
-    bench.rows.append(attempt("torch.sum", torch_eager))
-    bench.rows.append(attempt("torch.compile(torch.sum)", torch_compile))
-    bench.rows.append(attempt("jax.jit(jnp.sum)", jax_sum))
-    bench.rows.append(attempt("raw IREE (stablehlo.reduce)", raw_sum))
-    bench.verdict, bench.target = "no target", "none (context)"
+    bench.rows = [
+        row("vkml (pairwise tree)", vk),
+        row("numpy.sum", lambda: lambda: float(x.sum())),
+        row("torch.sum", torch_eager),
+        row("torch.compile(torch.sum)", torch_compile),
+        row("jax.jit(jnp.sum)", jax_sum),
+        row("raw IREE (stablehlo.reduce)", raw_sum),
+    ]
     return [bench]
 
 
@@ -309,20 +375,29 @@ MATMUL_N = 1024
 
 
 def bench_matmul(budget: Budget) -> list[Bench]:
-    import vkml
-
     n = MATMUL_N
     flops = 2.0 * n**3
-    bench = Bench("matmul", f"5. {n}x{n} @ {n}x{n} float32 matmul, resident inputs", "ms",
-                  target="vkml >= 0.8x NumPy GFLOP/s", throughput_unit="GFLOP/s")
+    bench = Bench(
+        "matmul",
+        f"5. {n}x{n} @ {n}x{n} float32 matmul, resident inputs",
+        "ms",
+        target="vkml >= 0.8x NumPy GFLOP/s",
+        throughput_unit="GFLOP/s",
+    )
     a, b = _inputs((n, n), (n, n))
     want = a.astype(np.float64) @ b.astype(np.float64)
     rtol = 1e-4
     at, bt = vkml.tensor(a).realize(), vkml.tensor(b).realize()
-    bench.rows.append(attempt("vkml", _timed(lambda: (at @ bt).realize(), lambda r: r.numpy(),
-                                             want, rtol, budget), work=flops))
-    bench.rows.append(attempt("numpy", _timed(lambda: a @ b, _identity, want, rtol, budget),
-                              work=flops))
+    bench.rows.append(
+        attempt(
+            "vkml",
+            _timed(lambda: (at @ bt).realize(), lambda r: r.numpy(), want, rtol, budget),
+            work=flops,
+        )
+    )
+    bench.rows.append(
+        attempt("numpy", _timed(lambda: a @ b, _identity, want, rtol, budget), work=flops)
+    )
 
     def torch_mm() -> Timing:
         torch = torch_module()
@@ -346,7 +421,7 @@ def bench_matmul(budget: Budget) -> list[Bench]:
     vk, ref = bench.rows[0], bench.row("numpy")
     if vk.timing is not None and ref is not None and ref.timing is not None:
         speed = ref.timing.median / vk.timing.median
-        bench.measured = (f"{flops / vk.timing.median / 1e9:.1f} GFLOP/s = {speed:.2f}x NumPy")
+        bench.measured = f"{flops / vk.timing.median / 1e9:.1f} GFLOP/s = {speed:.2f}x NumPy"
         bench.verdict = _verdict(speed >= 0.8)
     return [bench]
 

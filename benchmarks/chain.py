@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Bench, Budget, Row, Timing, attempt, failed, time_calls
+from benchmarks.report import human_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 ELEMENTS = 1024
@@ -73,9 +74,14 @@ def _child_vkml(nodes: int, runs: int) -> dict[str, Any]:
         ok = bool(np.allclose(y.numpy(), want, rtol=1e-3))
         del x, y
         stats = vkml.stats()
-        records.append({"build_s": built - start, "realize_s": done - built, "correct": ok,
-                        **{k: stats[k] for k in ("compiles", "cache_hits_memory",
-                                                  "cache_hits_disk")}})
+        records.append(
+            {
+                "build_s": built - start,
+                "realize_s": done - built,
+                "correct": ok,
+                **{k: stats[k] for k in ("compiles", "cache_hits_memory", "cache_hits_disk")},
+            }
+        )
     return {"import_s": imported, "runs": records}
 
 
@@ -89,8 +95,13 @@ def _child_jax(nodes: int, runs: int) -> dict[str, Any]:
     for _ in range(runs):
         start = time.perf_counter()
         y = fn(x).block_until_ready()
-        records.append({"build_s": 0.0, "realize_s": time.perf_counter() - start,
-                        "correct": bool(np.allclose(np.asarray(y), want, rtol=1e-3))})
+        records.append(
+            {
+                "build_s": 0.0,
+                "realize_s": time.perf_counter() - start,
+                "correct": bool(np.allclose(np.asarray(y), want, rtol=1e-3)),
+            }
+        )
     return {"import_s": 0.0, "runs": records}
 
 
@@ -98,11 +109,27 @@ def _run_child(impl: str, nodes: int, runs: int, cache_dir: str | None) -> dict[
     env = dict(os.environ)
     if cache_dir is not None:
         env["VKML_CACHE_DIR"] = cache_dir
-    command = [sys.executable, "-m", "benchmarks.chain", "--child", impl,
-               "--nodes", str(nodes), "--runs", str(runs)]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.chain",
+        "--child",
+        impl,
+        "--nodes",
+        str(nodes),
+        "--runs",
+        str(runs),
+    ]
     try:
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S)
+        done = subprocess.run(
+            command,
+            check=False,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired as exc:
         raise TimeoutError(f"did not finish in {CHILD_TIMEOUT_S:.0f} s") from exc
     if done.returncode != 0:
@@ -120,10 +147,13 @@ def _single(record: dict[str, Any]) -> Timing:
 
 
 def _vkml_note(record: dict[str, Any]) -> str:
-    hits = [f"{k.replace('cache_hits_', '')} hits {record[k]}" for k in
-            ("cache_hits_memory", "cache_hits_disk") if record[k]]
-    parts = [f"build {record['build_s'] * 1e3:.0f} ms + realize {record['realize_s']:.2f} s",
-             f"compiles {record['compiles']}", *hits]
+    hits = [
+        f"{k.replace('cache_hits_', '')} hits {record[k]}"
+        for k in ("cache_hits_memory", "cache_hits_disk")
+        if record[k]
+    ]
+    build, realize = human_seconds(record["build_s"]), human_seconds(record["realize_s"])
+    parts = [f"build {build} + realize {realize}", f"compiles {record['compiles']}", *hits]
     if not record["correct"]:
         parts.append("WRONG RESULT")
     return "; ".join(parts)
@@ -136,8 +166,10 @@ def _vkml_rows(nodes: int) -> list[Row]:
             first, second = _run_child("vkml", nodes, 2, cache_dir)["runs"]
         except Exception as exc:  # noqa: BLE001
             return [failed(COLD, exc)]
-        rows = [Row(COLD, _single(first), note=_vkml_note(first)),
-                Row(MEMORY, _single(second), note=_vkml_note(second))]
+        rows = [
+            Row(COLD, _single(first), note=_vkml_note(first)),
+            Row(MEMORY, _single(second), note=_vkml_note(second)),
+        ]
         try:
             disk = _run_child("vkml", nodes, 1, cache_dir)["runs"][0]
             rows.append(Row(DISK, _single(disk), note=_vkml_note(disk)))
@@ -153,17 +185,32 @@ def _jax_rows(nodes: int) -> list[Row]:
         first, second = _run_child("jax", nodes, 2, None)["runs"]
     except Exception as exc:  # noqa: BLE001
         return [failed(JAX_COLD, exc)]
-    return [Row(JAX_COLD, _single(first), note="" if first["correct"] else "WRONG RESULT",
-                compare_to=COLD),
-            Row(JAX_WARM, _single(second), note="" if second["correct"] else "WRONG RESULT",
-                compare_to=MEMORY)]
+    return [
+        Row(
+            JAX_COLD,
+            _single(first),
+            note="" if first["correct"] else "WRONG RESULT",
+            compare_to=COLD,
+        ),
+        Row(
+            JAX_WARM,
+            _single(second),
+            note="" if second["correct"] else "WRONG RESULT",
+            compare_to=MEMORY,
+        ),
+    ]
 
 
 def _eager_rows(nodes: int, budget: Budget) -> list[Row]:
     tiny = Budget(budget.seconds, 3, 50, 0.0)
     host = np.ones(ELEMENTS, np.float32)
-    rows = [attempt("numpy eager", lambda: time_calls(lambda: build_chain(host, nodes), tiny),
-                    compare_to=MEMORY)]
+    rows = [
+        attempt(
+            "numpy eager",
+            lambda: time_calls(lambda: build_chain(host, nodes), tiny),
+            compare_to=MEMORY,
+        )
+    ]
 
     def torch_eager() -> Timing:
         import torch
@@ -176,12 +223,19 @@ def _eager_rows(nodes: int, budget: Budget) -> list[Row]:
 
 
 def bench_size(nodes: int, budget: Budget) -> Bench:
-    bench = Bench(f"bigchain_{nodes}", f"6. {nodes:,}-node chain on {ELEMENTS} float32: "
-                  "build + realize", "s", target="none (context)", verdict="no target")
+    bench = Bench(
+        f"bigchain_{nodes}",
+        f"6. {nodes:,}-node chain on {ELEMENTS} float32: build + realize",
+        "auto",
+        target="none (context)",
+        verdict="no target",
+    )
     bench.rows = _vkml_rows(nodes) + _eager_rows(nodes, budget) + _jax_rows(nodes)
-    bench.notes.append("Single runs (reps = 1) except the eager rows. Eager and jax second-call "
-                       "rows compare with vkml's warm same-process row, jax's first call with "
-                       "vkml's cold row.")
+    bench.notes.append(
+        "Single runs (reps = 1) except the eager rows. Eager and jax second-call "
+        "rows compare with vkml's warm same-process row, jax's first call with "
+        "vkml's cold row."
+    )
     return bench
 
 
@@ -204,14 +258,19 @@ def bench_big_chain(budget: Budget, sizes: tuple[int, ...], try_goal: bool = Tru
     if GOAL_NODES in sizes or len(measured) < 2:
         return benches
     k, predicted = predict([n for n, _ in measured], [t for _, t in measured], GOAL_NODES)
-    line = (f"cold build+realize grows as n^{k:.2f} between {measured[-2][0]:,} and "
-            f"{measured[-1][0]:,} nodes; predicted for {GOAL_NODES:,}: {predicted:.0f} s")
+    line = (
+        f"cold build+realize grows as n^{k:.2f} between {measured[-2][0]:,} and "
+        f"{measured[-1][0]:,} nodes; predicted for {GOAL_NODES:,}: {predicted:.0f} s"
+    )
     if predicted <= ABSURD_S and try_goal:
         benches.append(bench_size(GOAL_NODES, budget))
         benches[-1].notes.append(line)
     else:
-        reason = (f"over {ABSURD_S:.0f} s, so it was not run" if predicted > ABSURD_S
-                  else "skipped in --quick mode")
+        reason = (
+            f"over {ABSURD_S:.0f} s, so it was not run"
+            if predicted > ABSURD_S
+            else "skipped in --quick mode"
+        )
         benches[-1].notes.append(f"Scaling: {line} ({reason}).")
     return benches
 

@@ -102,7 +102,7 @@ class Bench:
 
     key: str
     title: str
-    unit: str  # "us", "ms" or "s": how the table prints times
+    unit: str  # "us", "ms", "s", or "auto" (per cell): how the table prints times
     rows: list[Row] = field(default_factory=list)
     target: str = ""
     verdict: str = ""  # filled by the benchmark: "met", "NOT met" or "n/a (...)"
@@ -124,10 +124,16 @@ class Bench:
         return None
 
 
-def attempt(name: str, measure: Callable[[], Timing], note: str = "", work: float = 0.0) -> Row:
+def attempt(
+    name: str,
+    measure: Callable[[], Timing],
+    note: str = "",
+    work: float = 0.0,
+    compare_to: str = "",
+) -> Row:
     """Run one implementation's measurement; any failure becomes an "n/a" row with the reason."""
     try:
-        return Row(name, measure(), note=note, work=work)
+        return Row(name, measure(), note=note, work=work, compare_to=compare_to)
     except Exception as exc:  # noqa: BLE001 - a peer failing must never stop the run
         return failed(name, exc, note)
 

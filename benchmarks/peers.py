@@ -23,7 +23,7 @@ class PeerMissing(RuntimeError):
 def torch_module() -> Any:
     try:
         import torch
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise PeerMissing(f"torch not importable: {exc}") from exc
     return torch
 
@@ -34,7 +34,7 @@ def jax_modules() -> tuple[Any, Any]:
     try:
         import jax
         import jax.numpy as jnp
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise PeerMissing(f"jax not importable: {exc}") from exc
     return jax, jnp
 
@@ -119,9 +119,9 @@ class RawIreeModule:
 
     def __init__(self, text: str) -> None:
         try:
-            import iree.compiler as compiler
             import iree.runtime as rt
-        except Exception as exc:  # noqa: BLE001
+            from iree import compiler
+        except Exception as exc:
             raise PeerMissing(f"iree not importable: {exc}") from exc
         from vkml.frontend.devices import CPU_TARGET
 

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from benchmarks.harness import Bench, Row, ratio
 
-RATIO_LINE = ("Column `vkml / this` = vkml's median time / this row's median time, where vkml "
-              "is the table's first vkml row unless its notes say otherwise: **below 1 means "
-              "vkml is faster**, above 1 means vkml is slower. Times are wall clock per call.")
+RATIO_LINE = (
+    "Column `vkml / this` = vkml's median time / this row's median time, where vkml "
+    "is the table's first vkml row unless its notes say otherwise: **below 1 means "
+    "vkml is faster**, above 1 means vkml is slower. Times are wall clock per call."
+)
 UNITS = {"us": (1e6, "µs"), "ms": (1e3, "ms"), "s": (1.0, "s")}
 
 
@@ -37,10 +39,22 @@ def _cpu_model() -> str:
 
 def _git_commit(repo: Path) -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo,
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=repo, capture_output=True, text=True, timeout=10).stdout
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            check=False,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            check=False,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return f"{head}{' (with local changes)' if dirty.strip() else ''}" if head else "unknown"
@@ -55,9 +69,11 @@ def blas_description() -> str:
 
         infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
         if infos:
-            return "; ".join(f"{i.get('internal_api')} {i.get('version')} "
-                             f"kernel {i.get('architecture')}, {i.get('num_threads')} threads"
-                             for i in infos)
+            return "; ".join(
+                f"{i.get('internal_api')} {i.get('version')} "
+                f"kernel {i.get('architecture')}, {i.get('num_threads')} threads"
+                for i in infos
+            )
     except ImportError:
         pass
     config = getattr(np, "__config__", None)
@@ -79,8 +95,12 @@ def _openblas_corename() -> str:
             library = ctypes.CDLL(path)
         except OSError:
             continue
-        for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
-                       "openblas_get_corename64_", "openblas_get_corename"):
+        for symbol in (
+            "scipy_openblas_get_corename64_",
+            "scipy_openblas_get_corename",
+            "openblas_get_corename64_",
+            "openblas_get_corename",
+        ):
             getter = getattr(library, symbol, None)
             if getter is not None:
                 getter.restype = ctypes.c_char_p
@@ -96,7 +116,7 @@ def machine_info(repo: Path, removed_env: dict[str, str]) -> list[tuple[str, str
         usable = os.cpu_count() or 0
     removed = ", ".join(f"{k}={v}" for k, v in removed_env.items()) or "none were set"
     return [
-        ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        ("date", datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")),
         ("CPU", _cpu_model()),
         ("cores", f"{os.cpu_count()} logical, {usable} usable by this process"),
         ("load average at start", " ".join(f"{v:.2f}" for v in os.getloadavg())),
@@ -106,13 +126,23 @@ def machine_info(repo: Path, removed_env: dict[str, str]) -> list[tuple[str, str
         ("BLAS used by numpy", blas_description()),
         ("torch", _version("torch")),
         ("jax / jaxlib", f"{_version('jax')} / {_version('jaxlib')}"),
-        ("iree compiler / runtime",
-         f"{_version('iree-base-compiler')} / {_version('iree-base-runtime')}"),
+        (
+            "iree compiler / runtime",
+            f"{_version('iree-base-compiler')} / {_version('iree-base-runtime')}",
+        ),
         ("OpenBLAS variables unset for this run", removed),
     ]
 
 
+def human_seconds(seconds: float) -> str:
+    """``seconds`` in the unit that keeps it readable (µs, ms or s)."""
+    unit = "us" if seconds < 1e-3 else "ms" if seconds < 1.0 else "s"
+    return _time_cell(seconds, unit)
+
+
 def _time_cell(seconds: float, unit: str) -> str:
+    if unit == "auto":
+        return human_seconds(seconds)
     scale, label = UNITS[unit]
     value = seconds * scale
     digits = 3 if value < 10 else 2 if value < 100 else 1 if value < 1000 else 0
@@ -132,16 +162,24 @@ def bench_table(bench: Bench) -> list[str]:
     header = ["implementation", "median", "min", "reps"]
     header += [throughput] if throughput else []
     header += ["vkml / this", "note"]
-    lines = [f"### {bench.title}", "", "| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        f"### {bench.title}",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     for row in bench.rows:
         if row.timing is None:
             cells = [row.name, "n/a", "", ""] + ([""] if throughput else [])
             cells += ["n/a", "; ".join(x for x in (row.unavailable, row.note) if x)]
         else:
             t = row.timing
-            cells = [row.name, _time_cell(t.median, bench.unit), _time_cell(t.minimum, bench.unit),
-                     str(t.reps)]
+            cells = [
+                row.name,
+                _time_cell(t.median, bench.unit),
+                _time_cell(t.minimum, bench.unit),
+                str(t.reps),
+            ]
             if throughput:
                 cells.append(f"{row.work / t.median / 1e9:.1f}" if row.work else "")
             cells += [_ratio_cell(bench, row), row.note]
@@ -158,8 +196,10 @@ def summary_table(benches: list[Bench]) -> list[str]:
     for bench in benches:
         if bench.target and bench.target != "none (context)":
             verdict = bench.verdict or "n/a (vkml failed)"
-            lines.append(f"| {bench.title.split(',')[0]} | {bench.target} | "
-                         f"{bench.measured or 'n/a'} | {verdict} |")
+            lines.append(
+                f"| {bench.title.split(',')[0]} | {bench.target} | "
+                f"{bench.measured or 'n/a'} | {verdict} |"
+            )
     return lines + [""]
 
 

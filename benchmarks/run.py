@@ -11,24 +11,25 @@ import sys
 
 # OpenBLAS reads these when NumPy loads it, so they go before anything imports NumPy; they are
 # removed for this process (and its children) only, and the report says which were set.
-REMOVED_ENV = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-               if k in os.environ}
+REMOVED_ENV = {
+    k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ
+}
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # inductor's pool of compile workers otherwise keeps competing with the timed loops for 2 cores
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import chain, report  # noqa: E402
-from benchmarks.cases import CASES  # noqa: E402
-from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure  # noqa: E402
+from benchmarks import chain, report
+from benchmarks.cases import CASES
+from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure
 
 ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain"]
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.md"
@@ -66,30 +67,51 @@ def run(names: list[str], args: argparse.Namespace) -> list[Bench]:
         try:
             benches += _runner(name, args)(budget)
         except Exception as exc:  # noqa: BLE001 - one broken benchmark must not end the run
-            benches.append(Bench(name, f"{name}: could not run", "ms", target="-",
-                                 verdict=f"n/a ({describe_failure(exc)})"))
-        print(f"[bench] {name} done in {time.perf_counter() - start:.0f} s", file=sys.stderr,
-              flush=True)
+            reason = describe_failure(exc)
+            benches.append(
+                Bench(
+                    name,
+                    f"{name}: could not run",
+                    "ms",
+                    target="-",
+                    verdict=f"n/a ({reason})",
+                    notes=[f"Failed: {reason}"],
+                )
+            )
+        print(
+            f"[bench] {name} done in {time.perf_counter() - start:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     return benches
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", help="comma-separated benchmark names or numbers")
-    parser.add_argument("--quick", action="store_true",
-                        help="shorter timing budgets and small chain sizes (a smoke run)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="shorter timing budgets and small chain sizes (a smoke run)",
+    )
     parser.add_argument("--chain-sizes", help="bigchain node counts, e.g. 100000 or 10000,30000")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
-                        help=f"markdown file to write (default {DEFAULT_OUTPUT.relative_to(REPO)})")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        help=f"markdown file to write (default {DEFAULT_OUTPUT.relative_to(REPO)})",
+    )
     args = parser.parse_args(argv)
     names = _selected(args.only)
     info = report.machine_info(REPO, REMOVED_ENV)
     started = time.perf_counter()
     benches = run(names, args)
     info.append(("load average at end", " ".join(f"{v:.2f}" for v in os.getloadavg())))
-    mode = ("quick" if args.quick else "full") + (f", only {', '.join(names)}"
-                                                  if args.only else ", all benchmarks")
+    mode = ("quick" if args.quick else "full") + (
+        f", only {', '.join(names)}" if args.only else ", all benchmarks"
+    )
     mode += f"; total {time.perf_counter() - started:.0f} s"
     text = report.render(benches, info, mode)
     print(text)

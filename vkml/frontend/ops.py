@@ -41,7 +41,8 @@ def wrap(node: Node) -> Tensor:
 
 
 def _scalar_node(value: Any, dtype: DType, device: Any) -> Node:
-    key = (dtype, device, type(value), repr(value))
+    # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
+    key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
     node = _SCALARS.get(key)
     if node is None:
         node = Node("full", dtype, (), (), (("value", _python(value)),), device)
@@ -64,8 +65,11 @@ def _python(value: Any) -> Scalar:
     return float(value)
 
 
+_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
 def is_scalar(value: Any) -> bool:
-    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+    return isinstance(value, _SCALAR_TYPES)
 
 
 def check_same_device(op: str, nodes: Sequence[Node]) -> Any:
@@ -114,6 +118,8 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
         return an, bn, promote_types(an.dtype, bn.dtype)
     if a_t:
         an = a._node
+        if type(b) is float and an.dtype.is_float:  # the common case, kept short
+            return an, _scalar_node(b, an.dtype, an.device), an.dtype
         dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
         return an, _scalar_node(b, dtype, an.device), dtype
     if b_t:
@@ -139,9 +145,11 @@ def _require_scalar(op: str, value: Any) -> Any:
     raise AssertionError("unreachable")
 
 
+_NUMBER_ONLY = frozenset(name for name, d in OPS.items() if d.inputs == "number")
+
+
 def _check_inputs(op: str, dtype: DType) -> None:
-    rule = OPS[op].inputs
-    if rule == "number" and dtype is bool_:
+    if dtype is bool_ and op in _NUMBER_ONLY:
         raise DTypeError(
             f"'{op}' does not accept bool tensors; convert first, e.g. x.astype(vkml.int32)"
         )
@@ -150,11 +158,15 @@ def _check_inputs(op: str, dtype: DType) -> None:
 def binary(op: str, a: Any, b: Any) -> Tensor:
     """``a op b`` for an arithmetic op of the table (add, sub, mul, div, pow, maximum, ...)."""
     an, bn, dtype = _operands(op, a, b)
-    _check_inputs(op, dtype)
+    if dtype is bool_ and op in _NUMBER_ONLY:
+        _check_inputs(op, dtype)
     if op == "div" and not dtype.is_float:
         dtype = default_float  # true division, as Python and NumPy
-    shape = broadcast_shapes(op, an.shape, bn.shape)
-    return wrap(Node(op, dtype, shape, (an, bn), (), an.device))
+    shape = an.shape if an.shape == bn.shape or not bn.shape else broadcast_shapes(op, an.shape, bn.shape)
+    node = Node(op, dtype, shape, (an, bn), (), an.device)
+    if is_eager():
+        realize_nodes([node])
+    return Tensor(node)
 
 
 def compare(op: str, a: Any, b: Any) -> Tensor:

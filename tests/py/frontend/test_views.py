@@ -52,7 +52,8 @@ CASES: list[tuple[str, tuple[int, ...], View, View | None]] = [
     ("broadcast-0d", (), lambda t: t.broadcast_to(2, 2), lambda a: np.broadcast_to(a, (2, 2))),
     ("expand-minus-one", (3, 1), lambda t: t.expand(2, -1, 5),
      lambda a: np.broadcast_to(a, (2, 3, 5))),
-    ("expand-all-minus-one", (1, 4), lambda t: t.expand(3, -1), lambda a: np.broadcast_to(a, (3, 4))),
+    ("expand-all-minus-one", (1, 4), lambda t: t.expand(3, -1),
+     lambda a: np.broadcast_to(a, (3, 4))),
     ("squeeze-all", (1, 3, 1, 4), lambda t: t.squeeze(), None),
     ("squeeze-axis", (1, 3, 1, 4), lambda t: t.squeeze(0), lambda a: a.squeeze(0)),
     ("squeeze-negative", (1, 3, 1, 4), lambda t: t.squeeze(-2), lambda a: a.squeeze(-2)),
@@ -109,7 +110,9 @@ def test_view_matches_numpy_bit_for_bit(
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool"]
+)
 def test_views_of_every_dtype_match_numpy(device: str, dtype: str) -> None:
     target = vkml.bool_ if dtype == "bool" else getattr(vkml, dtype)
     a = base((3, 4), np.float64)

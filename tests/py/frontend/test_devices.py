@@ -1,0 +1,62 @@
+"""Devices: lookup, the support tables, and the superset rule reference ⊇ cpu."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vkml
+from vkml.dtypes import ALL
+from vkml.frontend.devices import all_devices
+from vkml.frontend.optable import OPS
+
+
+def test_device_lookup_by_name_returns_the_singletons() -> None:
+    assert vkml.device("cpu") is vkml.cpu
+    assert vkml.device("reference") is vkml.reference
+    assert vkml.device(" CPU ") is vkml.cpu
+    assert vkml.device(vkml.cpu) is vkml.cpu
+    assert str(vkml.cpu) == "cpu" and repr(vkml.reference) == "vkml.device('reference')"
+
+
+def test_unknown_device_lists_the_devices_present() -> None:
+    with pytest.raises(vkml.DeviceError, match=r"'vulkan:7'.*cpu, reference"):
+        vkml.device("vulkan:7")
+
+
+def test_reference_supports_everything_any_other_device_supports() -> None:
+    for device in all_devices():
+        for op in OPS:
+            for dtype in ALL:
+                if device.supports(op, dtype):
+                    assert vkml.reference.supports(op, dtype), (device.name, op, dtype.name)
+
+
+def test_reference_supports_every_op_and_dtype() -> None:
+    table = vkml.reference.support_table()
+    assert set(table) == set(OPS)
+    assert all(len(dtypes) == len(ALL) for dtypes in table.values())
+
+
+def test_cpu_support_table_names_its_exclusions() -> None:
+    table = vkml.cpu.support_table()
+    assert "float64" not in table["tanh"] and "float32" in table["tanh"]
+    assert table["add"] == tuple(d.name for d in ALL)
+
+
+def test_to_copies_explicitly_and_keeps_values() -> None:
+    x = vkml.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    r = x.to("reference")
+    assert r.device is vkml.reference and x.device is vkml.cpu
+    assert np.array_equal(r.numpy(), x.numpy())
+    back = (r * 2).to(vkml.cpu)
+    assert back.device is vkml.cpu
+    assert np.array_equal(back.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3) * 2)
+    assert x.to(vkml.cpu) is x
+
+
+def test_reference_results_are_read_only_copies() -> None:
+    r = vkml.tensor([1.0, 2.0], device="reference")
+    out = r.numpy()
+    out[0] = 99.0  # the caller's copy, not the device's storage
+    assert r.numpy()[0] == 1.0
