@@ -74,23 +74,26 @@ class ReferenceDevice(Device):
         return np.array(storage, copy=True)
 
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
-        values: dict[Node, np.ndarray] = {}
-        for node in schedule:
+        # the side table: one value per topological position, nothing written on the nodes
+        position: dict[Node, int] = {}
+        values: list[np.ndarray] = []
+        for i, node in enumerate(schedule):
+            position[node] = i
             if node._computed:
-                values[node] = node._storage
+                values.append(node._storage)
                 continue
-            inputs = [values[s] for s in node.src]
+            inputs = [values[position[s]] for s in node.src]
             out = OPS[node.op].reference(inputs, node.dtype, node.shape, dict(node.attrs))
             if out.dtype != node.dtype.numpy or out.shape != node.shape:
                 raise AssertionError(
                     f"reference '{node.op}' gave {out.dtype}{out.shape}, "
                     f"expected {node.dtype.numpy}{node.shape}"
                 )
-            values[node] = out
+            values.append(out)
         bump("invocations")
         results = []
         for root in roots:
-            result = values[root]
+            result = values[position[root]]
             result.flags.writeable = False
             results.append(result)
         return results

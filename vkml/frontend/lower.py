@@ -35,19 +35,26 @@ def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[An
 
 
 def lower_to_mlir(schedule: Sequence[Node], roots: Sequence[Node], name: str = "main") -> str:
-    """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves."""
+    """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves.
+
+    The per-realize side table is ``values``, indexed by topological position; nothing is
+    written onto the nodes.
+    """
     b = FunctionBuilder(name)
-    values: dict[Node, Value] = {}
-    for node in schedule:
+    position: dict[Node, int] = {}
+    values: list[Value] = []
+    for i, node in enumerate(schedule):
+        position[node] = i
         out = TensorType(node.shape, node.dtype)
         if node._computed:
-            values[node] = b.arg(out)
+            values.append(b.arg(out))
             continue
-        value = OPS[node.op].emit(b, [values[s] for s in node.src], out, dict(node.attrs))
+        operands = [values[position[s]] for s in node.src]
+        value = OPS[node.op].emit(b, operands, out, dict(node.attrs))
         if value.type != out:
             raise AssertionError(f"emitter of '{node.op}' produced {value.type}, expected {out}")
-        values[node] = value
-    b.ret([values[r] for r in roots])
+        values.append(value)
+    b.ret([values[position[r]] for r in roots])
     return b.module_text()
 
 
