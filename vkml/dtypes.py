@@ -29,6 +29,7 @@ __all__ = [
     "from_numpy",
     "int32",
     "int64",
+    "integer_range",
     "promote_types",
     "result_type_with_scalar",
     "to_dtype",
@@ -102,6 +103,14 @@ def to_dtype(value: object) -> DType:
             return found
     known = ", ".join(d.name for d in ALL)
     raise DTypeError(f"unsupported dtype {value!r}; vkml knows {known}")
+
+
+def integer_range(dtype: DType) -> tuple[int, int]:
+    """The smallest and largest value of an integer (or bool) dtype."""
+    if dtype.kind == "bool":
+        return 0, 1
+    info = np.iinfo(dtype.numpy)
+    return int(info.min), int(info.max)
 
 
 def from_numpy(dtype: np.dtype) -> DType:

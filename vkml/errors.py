@@ -52,12 +52,12 @@ class DeviceError(VkmlError, ValueError):
 class UnsupportedOperatorError(VkmlError, TypeError):
     """A device cannot evaluate an operator for a dtype. vkml never falls back on its own."""
 
-    def __init__(self, op: str, dtype: str, device: str) -> None:
+    def __init__(self, op: str, dtype: str, device: str, remedy_device: str = "cpu") -> None:
         self.op, self.dtype, self.device = op, dtype, device
         super().__init__(
             f"'{op}' is not supported for {dtype} on device {device}; vkml does not fall back "
             f"to another device on its own. Move the data explicitly, e.g. "
-            f"vkml.tensor(t.numpy(), device=vkml.cpu)"
+            f"vkml.tensor(t.numpy(), device=vkml.{remedy_device})"
         )
 
 

@@ -20,6 +20,10 @@ class FunctionBuilder:
         self.lines: list[str] = []
         self.results: list[Value] = []
         self._count = 0
+        # splat constants by (literal, type): each is emitted once, and broadcasting one
+        # emits a splat of the wider type instead of a broadcast op
+        self._splats: dict[tuple[str, TensorType], Value] = {}
+        self._literal_of: dict[str, str] = {}
 
     # -- structure ---------------------------------------------------------------------
     def arg(self, ttype: TensorType) -> Value:
@@ -33,6 +37,25 @@ class FunctionBuilder:
         self._count += 1
         self.lines.append(f"    {value.name} = {text}")
         return value
+
+    def is_constant(self, v: Value) -> bool:
+        """Whether ``v`` is a splat constant this builder emitted."""
+        return v.name in self._literal_of
+
+    def barrier(self, values: Sequence[Value]) -> list[Value]:
+        """Pass ``values`` through one ``stablehlo.optimization_barrier``: IREE fuses nothing
+        across it, so it bounds the size of the dispatches formed on either side."""
+        if not values:
+            return []
+        names = ", ".join(v.name for v in values)
+        types = ", ".join(str(v.type) for v in values)
+        name = f"%v{self._count}"
+        self._count += 1
+        arity = f":{len(values)}" if len(values) > 1 else ""
+        self.lines.append(f"    {name}{arity} = stablehlo.optimization_barrier {names} : {types}")
+        if len(values) == 1:
+            return [Value(name, values[0].type)]
+        return [Value(f"{name}#{i}", v.type) for i, v in enumerate(values)]
 
     def ret(self, values: Sequence[Value]) -> None:
         self.results = list(values)
@@ -51,8 +74,15 @@ class FunctionBuilder:
 
     # -- small helpers every emitter uses -------------------------------------------------
     def constant(self, value: float | int | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
-        ttype = TensorType(tuple(shape), dtype)
-        return self.emit(f"stablehlo.constant dense<{literal(value, dtype)}> : {ttype}", ttype)
+        return self._splat(literal(value, dtype), TensorType(tuple(shape), dtype))
+
+    def _splat(self, spelled: str, ttype: TensorType) -> Value:
+        found = self._splats.get((spelled, ttype))
+        if found is None:
+            found = self.emit(f"stablehlo.constant dense<{spelled}> : {ttype}", ttype)
+            self._splats[(spelled, ttype)] = found
+            self._literal_of[found.name] = spelled
+        return found
 
     def convert(self, v: Value, dtype: DType) -> Value:
         if v.dtype is dtype:
@@ -68,6 +98,9 @@ class FunctionBuilder:
         shape = tuple(shape)
         if v.shape == shape:
             return v
+        spelled = self._literal_of.get(v.name)
+        if spelled is not None:
+            return self._splat(spelled, v.type.with_shape(shape))
         offset = len(shape) - len(v.shape)
         dims = ", ".join(str(offset + i) for i in range(len(v.shape)))
         out = v.type.with_shape(shape)

@@ -15,6 +15,10 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
 
 
+# Halvings emitted per fused block: 2**4 = 16 slices read in one pass.
+FAN_IN_LEVELS = 4
+
+
 def next_power_of_two(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
@@ -39,15 +43,24 @@ def pairwise_reduce(
     if m > n:
         zeros = [0] * len(kept_shape)
         y = b.pad(y, b.constant(pad, x.dtype), [0, *zeros], [m - n, *zeros])
-    full = list(y.shape)
-    ones = [1] * len(full)
+    rest = list(y.shape[1:])
+    ones = [1] * (len(rest) + 1)
     while m > 1:
-        h = m // 2
-        lower = b.slice(y, [0] * len(full), [h, *full[1:]], ones)
-        upper = b.slice(y, [h] + [0] * (len(full) - 1), [m, *full[1:]], ones)
-        y = combine(b, lower, upper)
-        m = h
-        full[0] = h
+        # Several halvings at once: cut y into 2**k row blocks and combine them as a tree
+        # whose first level pairs block r with block r + 2**k/2, exactly what k successive
+        # halvings do. All blocks are slices of one value, so IREE fuses the block into one
+        # dispatch that reads y once.
+        k = min(FAN_IN_LEVELS, m.bit_length() - 1)
+        rows = m >> k
+        parts = [
+            b.slice(y, [i * rows] + [0] * len(rest), [(i + 1) * rows, *rest], ones)
+            for i in range(1 << k)
+        ]
+        while len(parts) > 1:
+            h = len(parts) // 2
+            parts = [combine(b, parts[i], parts[i + h]) for i in range(h)]
+        y = parts[0]
+        m = rows
     return b.reshape(y, kept_shape)
 
 

@@ -21,7 +21,7 @@ from vkml.dtypes import (
 from vkml.errors import DataError, DTypeError, ShapeError, UnsupportedOperatorError
 from vkml.frontend.devices import Device, cpu, device as get_device
 from vkml.frontend.graph import Node
-from vkml.frontend.ops import _python, wrap
+from vkml.frontend.ops import _python, check_fits, wrap
 from vkml.frontend.realize import realize_nodes
 from vkml.frontend.tensor import Tensor
 
@@ -99,6 +99,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
     """A tensor of ``shape`` with every element ``fill_value`` (made lazily, on the device)."""
     dims = _shape("full", shape)
     target = to_dtype(dtype) if dtype is not None else dtype_of_scalar(fill_value)
+    check_fits("full", fill_value, target)
     value = _python(fill_value)
     return wrap(Node("full", target, dims, (), (("value", value),), _resolve_device(device)))
 

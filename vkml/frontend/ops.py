@@ -15,6 +15,7 @@ import numpy as np
 
 from vkml.dtypes import (
     DType,
+    integer_range,
     bool_,
     default_float,
     dtype_of_scalar,
@@ -40,11 +41,23 @@ def wrap(node: Node) -> Tensor:
     return Tensor(node)
 
 
-def _scalar_node(value: Any, dtype: DType, device: Any) -> Node:
+def check_fits(op: str, value: Any, dtype: DType) -> None:
+    """An integer scalar must be representable in the integer dtype it is used as."""
+    if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        lo, hi = integer_range(dtype)
+        if not lo <= int(value) <= hi:
+            raise DTypeError(
+                f"'{op}': the Python integer {value} does not fit {dtype} (range [{lo}, {hi}]); "
+                f"convert the tensor first, e.g. x.astype(vkml.int64)"
+            )
+
+
+def _scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:
     # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
     key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
     node = _SCALARS.get(key)
     if node is None:
+        check_fits(op, value, dtype)
         node = Node("full", dtype, (), (), (("value", _python(value)),), device)
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
@@ -121,11 +134,11 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
         if type(b) is float and an.dtype.is_float:  # the common case, kept short
             return an, _scalar_node(b, an.dtype, an.device), an.dtype
         dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
-        return an, _scalar_node(b, dtype, an.device), dtype
+        return an, _scalar_node(b, dtype, an.device, op), dtype
     if b_t:
         bn = b._node
         dtype = result_type_with_scalar(bn.dtype, _require_scalar(op, a))
-        return _scalar_node(a, dtype, bn.device), bn, dtype
+        return _scalar_node(a, dtype, bn.device, op), bn, dtype
     from vkml.frontend.creation import tensor
 
     return _operands(op, tensor(a), b)

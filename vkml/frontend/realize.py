@@ -50,7 +50,8 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     _step("support")
     for node in schedule:
         if not node._computed and not device.supports(node.op, node.dtype):
-            raise UnsupportedOperatorError(node.op, node.dtype.name, device.name)
+            remedy = "cpu" if device.kind != "cpu" else "reference"
+            raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
     _step("coverage")
     path = os.environ.get("VKML_COVERAGE")
     if path:

@@ -52,6 +52,22 @@ def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     return ref
 
 
+def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x ** y``; for integers a negative exponent truncates 1 / x**|y| toward zero."""
+    if x.dtype.kind not in "iu":
+        return np.power(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    negative = y < 0
+    out = np.power(x, np.where(negative, 0, y))
+    if negative.any():
+        one = np.ones((), x.dtype)
+        odd = (np.abs(y) % 2) == 1
+        minus_one = np.where(odd, -one if x.dtype.kind == "i" else one, one)
+        recip = np.where(x == 1, one, np.where(x == -1 if x.dtype.kind == "i" else False, minus_one, 0))
+        out = np.where(negative, recip, out)
+    return out.astype(x.dtype)
+
+
 def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
@@ -242,7 +258,7 @@ REFERENCE: dict[str, Reference] = {
     "sub": _arith(np.subtract),
     "mul": _arith(np.multiply),
     "div": _arith(np.divide),
-    "pow": _arith(np.power),
+    "pow": _arith(_power),
     "maximum": _arith(select_max),
     "minimum": _arith(select_min),
     "eq": _compare(np.equal),

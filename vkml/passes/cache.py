@@ -8,8 +8,10 @@ crash never leaves a half-written entry under a real name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
 import tempfile
 import threading
 import time
@@ -23,6 +25,8 @@ from vkml.passes.target import Target
 from vkml.runtime.stats import bump
 
 _MAGIC = b"VKMLVMFB1\n"
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 _SUFFIX = ".vmfb"
 
 
@@ -42,9 +46,38 @@ def default_cache_dir() -> Path:
     return Path(base) / "vkml"
 
 
+@functools.cache
+def pipeline_fingerprint() -> str:
+    """A hash of the source of vkml's passes and emitters: the key hashes the MLIR *before*
+    the passes, so a changed pass must change the key even without a version bump."""
+    h = hashlib.sha256()
+    package = Path(__file__).resolve().parent.parent
+    for folder in ("passes", "dialect"):
+        for source in sorted((package / folder).glob("*.py")):
+            h.update(source.name.encode())
+            h.update(source.read_bytes())
+    return h.hexdigest()
+
+
+@functools.cache
+def host_cpu() -> str:
+    """The host CPU's model and feature flags: ``--iree-llvmcpu-target-cpu=host`` compiles
+    for this CPU, so a cache shared with another machine must not hand its modules over."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return platform.machine() + " " + platform.processor()
+    wanted = ("model name", "flags", "Features", "CPU part")
+    lines = {ln.split(":")[0].strip(): ln for ln in info.splitlines() if ":" in ln}
+    return platform.machine() + "\n" + "\n".join(lines.get(k, "") for k in wanted)
+
+
 def cache_key(text: str, target: Target) -> str:
     h = hashlib.sha256()
-    for part in (text, target.name, target.backend, *target.flags, COMPILER_VERSION, vkml_version()):
+    host = host_cpu() if any(f.endswith("=host") for f in target.flags) else ""
+    parts = (text, target.name, target.backend, *target.flags, COMPILER_VERSION, vkml_version(),
+             pipeline_fingerprint(), host)  # fmt: skip
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -113,6 +146,7 @@ class CompileCache:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(_MAGIC + hashlib.sha256(vmfb).hexdigest().encode() + b"\n" + vmfb)
+            os.chmod(tmp, 0o644 & ~_UMASK)  # mkstemp makes 0600; a shared cache must be readable
             os.replace(tmp, path)
         except OSError:
             # a read-only or full cache dir costs a recompile later, nothing more

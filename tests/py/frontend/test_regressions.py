@@ -1,0 +1,43 @@
+"""Bugs found once, pinned so they stay fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numerics import assert_bit_exact
+
+import vkml
+
+
+def test_signed_zero_scalars_get_their_own_executables() -> None:
+    # 0.0 == -0.0 in Python: the structural key must still tell them apart
+    data = np.array([-0.0, 1.0], np.float32)
+    for device in (vkml.cpu, vkml.reference):
+        x = vkml.tensor(data, device=device)
+        plus, minus = (x + 0.0).numpy(), (x + (-0.0)).numpy()
+        assert_bit_exact(plus, np.array([0.0, 1.0], np.float32), f"x + 0.0 on {device}")
+        assert_bit_exact(minus, np.array([-0.0, 1.0], np.float32), f"x + -0.0 on {device}")
+
+
+@pytest.mark.parametrize(("dtype", "value"), [("int32", 2**40), ("uint32", -1), ("int64", 2**64)])
+def test_integer_scalar_that_does_not_fit_is_refused(dtype: str, value: int) -> None:
+    x = vkml.tensor([1, 2], dtype=dtype)
+    with pytest.raises(vkml.DTypeError, match=f"{value}.*{dtype}"):
+        x + value
+    with pytest.raises(vkml.DTypeError, match=f"{value}.*{dtype}"):
+        vkml.full((2,), value, dtype=dtype)
+    assert (x + 1).tolist() == [2, 3]  # the graph stays usable
+
+
+def test_integer_power_with_negative_exponent_truncates_like_cpu() -> None:
+    base = np.array([-2, -1, 1, 2, 3, -1], np.int32)
+    exp = np.array([-1, -1, -3, -2, -1, -2], np.int32)
+    got = (vkml.tensor(base) ** vkml.tensor(exp)).numpy()
+    want = (vkml.tensor(base, device="reference") ** vkml.tensor(exp, device="reference")).numpy()
+    assert_bit_exact(got, want, "int32 ** negative")
+    assert want.tolist() == [0, -1, 1, 0, 0, 1]
+
+
+def test_cpu_refusal_names_reference_as_the_remedy() -> None:
+    with pytest.raises(vkml.UnsupportedOperatorError, match=r"device=vkml\.reference"):
+        vkml.tensor([1.0], dtype="float64").tanh().numpy()
