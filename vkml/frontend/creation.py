@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import (
+    ALL,
     DType,
     bool_,
     default_float,
@@ -24,6 +25,9 @@ from vkml.frontend.graph import Node
 from vkml.frontend.ops import _python, check_fits, wrap
 from vkml.frontend.realize import realize_nodes
 from vkml.frontend.tensor import Tensor
+
+
+_NUMPY_DTYPES = {d.numpy: d for d in ALL}
 
 
 def _resolve_device(device: Any) -> Device:
@@ -60,6 +64,14 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         dtype: a vkml dtype or its name; default inferred as above.
         device: a Device or a name such as ``"cpu"``; default ``vkml.cpu``.
     """
+    if type(data) is np.ndarray and dtype is None:
+        # the common case kept short: the upload copies, so no astype copy is needed
+        target = _NUMPY_DTYPES.get(data.dtype)
+        if target is not None:
+            dev = cpu if device is None else get_device(device)
+            if dev.supports("astype", target):
+                storage = dev.upload(data, target)
+                return Tensor(Node("data", target, data.shape, (), (), dev, storage))
     if isinstance(data, Tensor):
         out = data.to(_resolve_device(device) if device is not None else data.device)
         return out if dtype is None else out.astype(dtype)

@@ -54,14 +54,14 @@ def _empty(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBuff
 def download(view: rt.HalBufferView, dtype: DType) -> np.ndarray:
     """Copy a device buffer view back into a new NumPy array of ``dtype``."""
     shape = tuple(view.shape)
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if count == 0:
+    if 0 in shape:
         return np.zeros(shape, dtype.numpy)
-    mapped = view.get_buffer().map()
-    raw_dtype = np.dtype(np.uint8) if dtype.kind == "bool" else dtype.numpy
-    if dtype.name == "bfloat16":
-        raw_dtype = np.dtype(np.uint16)
-    host = mapped.asarray(shape, raw_dtype).copy()
-    if raw_dtype != dtype.numpy:
+    raw_dtype = _RAW.get(dtype.name, dtype.numpy)
+    host = view.get_buffer().map().asarray(shape, raw_dtype).copy()
+    if raw_dtype is not dtype.numpy:
         host = host.view(dtype.numpy) if dtype.name == "bfloat16" else host.astype(np.bool_)
     return host
+
+
+# How each dtype is laid out in a mapped buffer when NumPy's own type cannot be used.
+_RAW = {"bool": np.dtype(np.uint8), "bfloat16": np.dtype(np.uint16)}
