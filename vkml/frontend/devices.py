@@ -7,6 +7,7 @@ contract exactly: it is the oracle the compiled devices are checked against.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -99,6 +100,11 @@ class ReferenceDevice(Device):
         return results
 
 
+log = logging.getLogger("vkml")
+
+# Above this many nodes a first realize compiles long enough to deserve a word on stderr.
+LARGE_GRAPH_NODES = 5000
+
 CPU_TARGET = Target(
     name="llvm-cpu-host",
     backend="llvm-cpu",
@@ -145,6 +151,12 @@ class IreeDevice(Device):
             # precompiled modules may not have iree-base-compiler at all
             from vkml.passes.cache import default_cache
 
+            if len(schedule) >= LARGE_GRAPH_NODES:
+                log.warning(
+                    "vkml: compiling a %d-node graph for %s; expect about a millisecond per "
+                    "node (the result is cached for the next realize)",
+                    len(schedule), self.target.name,
+                )  # fmt: skip
             text = lower_to_mlir(schedule, roots)
             vmfb = default_cache().get_or_compile(text, self.target)
             executable = Executable(self.session, vmfb, "main", len(roots))
