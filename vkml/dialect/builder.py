@@ -219,7 +219,8 @@ class FunctionBuilder:
         bd = ", ".join(map(str, range(batch)))
         return self.emit(
             f"stablehlo.dot_general {a.name}, {b.name}, batching_dims = [{bd}] x [{bd}], "
-            f"contracting_dims = [{batch + 1}] x [{batch}] : ({a.type}, {b.type}) -> {out}",
+            f"contracting_dims = [{batch + 1}] x [{batch}], precision = [HIGHEST, HIGHEST] : "
+            f"({a.type}, {b.type}) -> {out}",
             out,
         )
 

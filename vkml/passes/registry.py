@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from vkml.passes import pairwise_reductions
+from vkml.passes import pairwise_reductions, soft_f16
 
 PASSES: dict[str, ModuleType] = {
     pairwise_reductions.ARGUMENT: pairwise_reductions,
+    soft_f16.ARGUMENT: soft_f16,
 }
 
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
-PIPELINE: tuple[str, ...] = (pairwise_reductions.ARGUMENT,)
+PIPELINE: tuple[str, ...] = (pairwise_reductions.ARGUMENT, soft_f16.ARGUMENT)

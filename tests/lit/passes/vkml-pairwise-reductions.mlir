@@ -9,11 +9,22 @@ func.func @sum_rows(%a: tensor<5x3xf32>) -> tensor<3xf32> {
 }
 // CHECK-NOT: stablehlo.reduce
 // CHECK: %[[PAD0:.*]] = stablehlo.pad %arg0, %{{.*}}, low = [0, 0], high = [3, 0]{{.*}} -> tensor<8x3xf32>
-// CHECK: %[[LO0:.*]] = stablehlo.slice %[[PAD0]] [0:4, 0:3]
-// CHECK: %[[HI0:.*]] = stablehlo.slice %[[PAD0]] [4:8, 0:3]
-// CHECK: stablehlo.add %[[LO0]], %[[HI0]] : tensor<4x3xf32>
-// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<2x3xf32>
-// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<1x3xf32>
+// Three halvings fused into one block: eight row slices, combined as the halvings would.
+// CHECK: %[[R0:.*]] = stablehlo.slice %[[PAD0]] [0:1, 0:3]
+// CHECK: %[[R1:.*]] = stablehlo.slice %[[PAD0]] [1:2, 0:3]
+// CHECK: %[[R2:.*]] = stablehlo.slice %[[PAD0]] [2:3, 0:3]
+// CHECK: %[[R3:.*]] = stablehlo.slice %[[PAD0]] [3:4, 0:3]
+// CHECK: %[[R4:.*]] = stablehlo.slice %[[PAD0]] [4:5, 0:3]
+// CHECK: %[[R5:.*]] = stablehlo.slice %[[PAD0]] [5:6, 0:3]
+// CHECK: %[[R6:.*]] = stablehlo.slice %[[PAD0]] [6:7, 0:3]
+// CHECK: %[[R7:.*]] = stablehlo.slice %[[PAD0]] [7:8, 0:3]
+// CHECK: %[[H04:.*]] = stablehlo.add %[[R0]], %[[R4]]
+// CHECK: %[[H15:.*]] = stablehlo.add %[[R1]], %[[R5]]
+// CHECK: %[[H26:.*]] = stablehlo.add %[[R2]], %[[R6]]
+// CHECK: %[[H37:.*]] = stablehlo.add %[[R3]], %[[R7]]
+// CHECK: %[[Q0:.*]] = stablehlo.add %[[H04]], %[[H26]]
+// CHECK: %[[Q1:.*]] = stablehlo.add %[[H15]], %[[H37]]
+// CHECK: stablehlo.add %[[Q0]], %[[Q1]] : tensor<1x3xf32>
 
 // -----
 
@@ -25,9 +36,9 @@ func.func @sum_two_axes(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
   return %r : tensor<3xf32>
 }
 // CHECK: %[[T1:.*]] = stablehlo.transpose %arg0, dims = [0, 2, 1]
-// CHECK: %[[R1:.*]] = stablehlo.reshape %[[T1]] : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
+// CHECK: %[[FLAT1:.*]] = stablehlo.reshape %[[T1]] : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
 // CHECK-NOT: stablehlo.pad
-// CHECK: stablehlo.slice %[[R1]] [0:4, 0:3]
+// CHECK: stablehlo.slice %[[FLAT1]] [0:1, 0:3]
 
 // -----
 
