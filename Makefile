@@ -26,6 +26,9 @@ test-py: setup
 test-lit: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
 
+test-exhaustive: setup
+	$(PY) -m pytest tests/py -m exhaustive -s
+
 test: layering test-py test-lit
 
 bench: setup
