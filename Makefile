@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering bench test-exhaustive clean
+.PHONY: setup demo test test-py test-lit layering bench test-exhaustive mutation clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,9 @@ test: layering test-py test-lit
 bench: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/run.py
+
+mutation: setup
+	$(PY) scripts/mutation_campaign.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -50,32 +50,35 @@ class Timing:
 def time_calls(fn: Callable[[], object], budget: Budget, warmup: int = 1) -> Timing:
     """Warm ``fn`` up (``warmup`` calls and ``budget.warmup_seconds``), then time repeated calls.
 
-    Each call's result is dropped after its time is taken. The repetition count comes from
-    the first timed call, ``budget.seconds / first``, clamped to the budget's bounds, so slow
-    cases still get ``min_reps`` samples.
+    Each call's result is dropped after its time is taken. The repetition count is
+    ``budget.seconds`` over the median warm-up call (the first call, which may compile, left
+    out), clamped to the budget's bounds, so slow cases still get ``min_reps`` samples.
     """
+    clock = time.perf_counter
+    warm: list[float] = []
     if warmup:
-        fn()  # may compile: the warm-up clock starts after it
-        start, calls = time.perf_counter(), 1
-        while calls < warmup or time.perf_counter() - start < budget.warmup_seconds:
+        fn()  # may compile: neither the warm-up clock nor the estimate counts it
+        start = clock()
+        while len(warm) + 1 < warmup or clock() - start < budget.warmup_seconds:
+            begin = clock()
             fn()
-            calls += 1
+            warm.append(clock() - begin)
     gc.collect()
+    samples = [_timed_call(fn)]
+    estimate = statistics.median(warm) if warm else samples[0]
+    reps = int(budget.seconds / max(estimate, 1e-9))
+    reps = max(budget.min_reps, min(budget.max_reps, reps))
+    samples += [_timed_call(fn) for _ in range(reps - 1)]
+    return Timing.of(samples)
+
+
+def _timed_call(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     result = fn()
-    first = time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    # freeing the result (a 10,000-node chain, a 64 MiB buffer) is left out of the timing
     del result
-    reps = int(budget.seconds / max(first, 1e-9))
-    reps = max(budget.min_reps, min(budget.max_reps, reps))
-    samples = [first]
-    clock = time.perf_counter
-    for _ in range(reps - 1):
-        start = clock()
-        result = fn()
-        samples.append(clock() - start)
-        # freeing the result (a 10,000-node chain, a 64 MiB buffer) is left out of the timing
-        del result
-    return Timing.of(samples)
+    return elapsed
 
 
 @dataclass
@@ -147,8 +150,8 @@ def describe_failure(exc: BaseException) -> str:
     """A one-line reason for an "n/a" cell: exception type and the first line of its message."""
     message = str(exc).strip().splitlines()
     first = message[0] if message else ""
-    if len(first) > 160:
-        first = first[:157] + "..."
+    if len(first) > 240:
+        first = first[:237] + "..."
     where = traceback.extract_tb(exc.__traceback__)
     origin = f" ({where[-1].name})" if where else ""
     return f"{type(exc).__name__}: {first}{origin}"

@@ -21,7 +21,7 @@ import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
-from vkml.dtypes import DType, bfloat16, float16, uint32
+from vkml.dtypes import DType, bfloat16, float16, float32, uint32
 
 # vkml has no 16-bit integer dtype; this one only carries bits between ui32 and the float
 _UINT16 = DType("uint16", "uint", 16, "ui16", np.dtype(np.uint16))
@@ -37,7 +37,7 @@ _F16_REBIAS = 112 << 23
 
 def narrow_f32(b: FunctionBuilder, x: Value, target: DType) -> Value:
     """Round the float32 tensor ``x`` to ``target`` (float16 or bfloat16) with integer ops."""
-    if x.dtype.mlir != "f32" or target not in (float16, bfloat16):
+    if x.dtype is not float32 or target not in (float16, bfloat16):
         raise ValueError(f"narrow_f32 rounds f32 to f16 or bf16, not {x.dtype} to {target}")
     u = b.bitcast(x, uint32)
     sign = _and(b, _shr(b, u, 16), 0x8000)
@@ -70,9 +70,7 @@ def _f16_finite(b: FunctionBuilder, a: Value, kept: Value) -> Value:
     # smaller and keeps every shift amount below 32 (where targets disagree)
     significand = b.binary("or", _and(b, a, 0x7FFFFF), _const(b, a, 0x800000))
     exponent = _shr(b, a, 23)
-    shift = b.binary(
-        "minimum", b.binary("subtract", _const(b, a, 126), exponent), _const(b, a, 25)
-    )
+    shift = b.binary("minimum", b.binary("subtract", _const(b, a, 126), exponent), _const(b, a, 25))
     odd = _and(b, b.binary("shift_right_logical", significand, shift), 1)
     subnormal = _round_shift(b, significand, odd, shift)
     return b.select(b.compare("LT", a, _const(b, a, _F16_MIN_NORMAL)), subnormal, normal)
@@ -112,4 +110,3 @@ def _and(b: FunctionBuilder, v: Value, mask: int) -> Value:
 
 def _shr(b: FunctionBuilder, v: Value, amount: int) -> Value:
     return b.binary("shift_right_logical", v, _const(b, v, amount))
-

@@ -79,3 +79,12 @@ def test_random_shapes_and_axes_are_bit_exact(shape: list[int], data: st.DataObj
     got = vkml.tensor(x).sum(axis=axis, keepdims=keepdims).numpy()
     want = vkml.tensor(x, device="reference").sum(axis=axis, keepdims=keepdims).numpy()
     assert_bit_exact(got, want, f"sum over {axis} of {shape}")
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 17])
+def test_sum_of_negative_zeros_is_negative_zero(n: int) -> None:
+    # the padding must be -0.0: +0.0 padding would turn this sum into +0.0
+    x = np.full((n, 2), -0.0, np.float32)
+    got = vkml.tensor(x).sum(axis=0).numpy()
+    assert_bit_exact(got, np.full(2, -0.0, np.float32), f"sum of {n} negative zeros")
+    assert_bit_exact(vkml.tensor(x, device="reference").sum(axis=0).numpy(), got, "reference")

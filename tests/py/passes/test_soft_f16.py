@@ -84,9 +84,7 @@ def cpu_narrow_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def assert_same_bits(bits: np.ndarray, got: np.ndarray, want: np.ndarray, what: str) -> None:
     bad = np.flatnonzero(got != want)
-    shown = ", ".join(
-        f"0x{bits[i]:08X} -> 0x{got[i]:04X} (want 0x{want[i]:04X})" for i in bad[:8]
-    )
+    shown = ", ".join(f"0x{bits[i]:08X} -> 0x{got[i]:04X} (want 0x{want[i]:04X})" for i in bad[:8])
     assert bad.size == 0, f"{what}: {bad.size} of {bits.size} differ: {shown}"
 
 
@@ -124,7 +122,9 @@ def test_f32_narrowing_equals_numpy_and_ml_dtypes_on_stratified_sample() -> None
         (0xFF812345, 0xFC09, 0xFFC0),  # float16 keeps the top 10 payload bits
     ],
 )
-def test_nan_keeps_sign_and_follows_the_documented_payload_rule(f32: int, f16: int, bf16: int) -> None:
+def test_nan_keeps_sign_and_follows_the_documented_payload_rule(
+    f32: int, f16: int, bf16: int
+) -> None:
     bits = np.array([f32], np.uint32)
     got16, got_bf16 = cpu_narrow_bits(bits)
     assert (int(got16[0]), int(got_bf16[0])) == (f16, bf16)
@@ -162,3 +162,17 @@ def test_f32_narrowing_equals_numpy_and_ml_dtypes_on_all_patterns() -> None:
         assert_same_bits(bits, f16, numpy_f16_bits(bits), "float32 -> float16 vs NumPy")
         assert_same_bits(bits, bf16, ml_dtypes_bf16_bits(bits), "float32 -> bfloat16 vs ml_dtypes")
         print(f"chunk {i + 1}/{(1 << 32) // size} ok, {time.perf_counter() - began:.0f} s")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: IREE llvm-cpu narrows f64 -> f16 through f32 (double rounding); the "
+    "pass only rewrites f32 -> f16",
+)
+def test_float64_to_float16_rounds_once_like_the_reference() -> None:
+    # each value lies just past a float16 half-way point by less than a float32 ulp, so going
+    # through float32 lands exactly on the tie and rounds the other way
+    data = np.array([1 + 2**-11 + 2**-40, 65519.999999, 2**-25 + 2**-60], np.float64)
+    got = vkml.tensor(data, device=vkml.cpu).astype(vkml.float16).numpy()
+    want = vkml.tensor(data, device=vkml.reference).astype(vkml.float16).numpy()
+    assert got.view(np.uint16).tolist() == want.view(np.uint16).tolist()
