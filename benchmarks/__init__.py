@@ -1,0 +1,1 @@
+"""vkml benchmarks beside NumPy, PyTorch, JAX and raw IREE: run ``benchmarks/run.py``."""
