@@ -53,7 +53,7 @@ class Device:
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
         raise NotImplementedError
 
-    def download(self, storage: Any, dtype: DType) -> np.ndarray:
+    def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         raise NotImplementedError
 
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
@@ -71,8 +71,8 @@ class ReferenceDevice(Device):
         host.flags.writeable = False
         return host
 
-    def download(self, storage: np.ndarray, dtype: DType) -> np.ndarray:
-        return np.array(storage, copy=True)
+    def download(self, storage: np.ndarray, dtype: DType, copy: bool = True) -> np.ndarray:
+        return np.array(storage, copy=True) if copy else storage  # storage is read-only
 
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
         # the side table: one value per topological position, nothing written on the nodes
@@ -137,8 +137,8 @@ class IreeDevice(Device):
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
         return upload(self.session, np.asarray(array, dtype=dtype.numpy), dtype)
 
-    def download(self, storage: Any, dtype: DType) -> np.ndarray:
-        return download(storage, dtype)
+    def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
+        return download(storage, dtype, copy)
 
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
         key, leaves = structure(schedule, roots)

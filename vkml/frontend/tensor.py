@@ -65,11 +65,17 @@ class Tensor:
         realize_nodes([self._node])
         return self
 
-    def numpy(self) -> np.ndarray:
-        """The value as a new NumPy array (realizing first if needed)."""
+    def numpy(self, copy: bool = True) -> np.ndarray:
+        """The value as a NumPy array, realizing first if needed.
+
+        Args:
+            copy: True (default) gives a new, writable array. False gives a read-only array
+                over the device's memory where the device allows it (cpu, reference): no
+                copy, which saves time and memory on large results.
+        """
         node = self._node
         realize_nodes([node])
-        return node.device.download(node.storage, node.dtype)
+        return node.device.download(node.storage, node.dtype, copy)
 
     def item(self) -> bool | int | float:
         """The value of a one-element tensor as a Python scalar."""

@@ -51,15 +51,26 @@ def _empty(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBuff
     return rt.HalBufferView(buf, list(shape), _ELEMENT_TYPES[dtype.name])
 
 
-def download(view: rt.HalBufferView, dtype: DType) -> np.ndarray:
-    """Copy a device buffer view back into a new NumPy array of ``dtype``."""
+def download(view: rt.HalBufferView, dtype: DType, copy: bool = True) -> np.ndarray:
+    """The contents of a device buffer view as a NumPy array of ``dtype``.
+
+    ``copy=False`` returns a read-only array over the mapped buffer itself (it keeps the
+    mapping alive): no copy and no fresh pages, which matters for large results.
+    """
     shape = tuple(view.shape)
     if 0 in shape:
         return np.zeros(shape, dtype.numpy)
     raw_dtype = _RAW.get(dtype.name, dtype.numpy)
-    host = view.get_buffer().map().asarray(shape, raw_dtype).copy()
+    host = view.get_buffer().map().asarray(shape, raw_dtype)
+    fresh = False
     if raw_dtype is not dtype.numpy:
-        host = host.view(dtype.numpy) if dtype.name == "bfloat16" else host.astype(np.bool_)
+        if dtype.name == "bfloat16":
+            host = host.view(dtype.numpy)
+        else:
+            host, fresh = host.astype(np.bool_), True  # bytes to bool: already a copy
+    if copy:
+        return host if fresh else host.copy()
+    host.flags.writeable = False
     return host
 
 

@@ -60,3 +60,16 @@ def test_reference_results_are_read_only_copies() -> None:
     out = r.numpy()
     out[0] = 99.0  # the caller's copy, not the device's storage
     assert r.numpy()[0] == 1.0
+
+
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "int64"])
+def test_numpy_without_copy_is_a_read_only_view_with_the_same_values(device: str, dtype: str) -> None:
+    x = vkml.tensor(np.arange(6).reshape(2, 3) % 4, dtype=dtype, device=device)
+    y = (x == x).astype(dtype) if dtype == "bool" else x + x
+    view = y.numpy(copy=False)
+    assert np.array_equal(view, y.numpy()) and view.dtype == y.numpy().dtype
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        view[0, 0] = 1
+    assert y.numpy().flags.writeable  # the default is a fresh, writable copy

@@ -71,7 +71,8 @@ def numpy_f16_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def ml_dtypes_bf16_bits(bits: np.ndarray) -> np.ndarray:
-    return bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
 
 
 def cpu_narrow_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
