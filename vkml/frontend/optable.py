@@ -78,7 +78,8 @@ OPS: dict[str, OpDef] = _table(
     OpDef("concatenate", "structural", True),
     # contraction: f32 accumulation; summation order is the device's own (ADR 0005)
     OpDef("matmul", "contraction", False, ulp=0, inputs="number"),
-    # reductions: the sum is the published pairwise tree; max/min/arg* are order-free
+    # reductions: sums and amax/amin are pairwise trees (select-based max/min), so every
+    # reduction has one published order; argmax/argmin take the first index of that extreme
     OpDef("sum", "reduction", True),
     OpDef("amax", "reduction", True),
     OpDef("amin", "reduction", True),
