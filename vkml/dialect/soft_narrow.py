@@ -21,7 +21,7 @@ import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
-from vkml.dtypes import DType, bfloat16, float16, float32, uint32
+from vkml.dtypes import DType, bfloat16, float16, float32, float64, uint32
 
 # vkml has no 16-bit integer dtype; this one only carries bits between ui32 and the float
 _UINT16 = DType("uint16", "uint", 16, "ui16", np.dtype(np.uint16))
@@ -52,6 +52,28 @@ def narrow_f32(b: FunctionBuilder, x: Value, target: DType) -> Value:
     return b.bitcast(bits, target)
 
 
+def narrow_f64(b: FunctionBuilder, x: Value, target: DType) -> Value:
+    """Round the float64 tensor ``x`` to ``target`` (float16 or bfloat16) exactly once.
+
+    Two roundings (f64 -> f32 -> f16) can land on a float16 tie and round the wrong way. So
+    the first step rounds to odd: keep the float32 neighbour toward zero and set its lowest
+    bit when anything was dropped. float32 has at least two more bits than either target, so
+    the second, nearest-even rounding then gives the correctly rounded result.
+    """
+    if x.dtype is not float64:
+        raise ValueError(f"narrow_f64 rounds f64, not {x.dtype}")
+    nearest = b.emit(f"stablehlo.convert {x.name} : ({x.type}) -> {x.type.with_dtype(float32)}",
+                     x.type.with_dtype(float32))
+    back = b.emit(f"stablehlo.convert {nearest.name} : ({nearest.type}) -> {x.type}", x.type)
+    bits = b.bitcast(nearest, uint32)
+    # nearest-even rounded away from zero: step back to the neighbour toward zero
+    away = b.compare("GT", b.unary("abs", back), b.unary("abs", x))
+    bits = b.select(away, b.binary("subtract", bits, _const(b, bits, 1)), bits)
+    inexact = b.compare("NE", back, x)  # NaN too: any NaN stays a NaN with its low bit set
+    bits = b.select(inexact, b.binary("or", bits, _const(b, bits, 1)), bits)
+    return narrow_f32(b, b.bitcast(bits, float32), target)
+
+
 def _bf16_finite(b: FunctionBuilder, a: Value) -> Value:
     """|x| to bfloat16 bits: drop 16 bits, ties to even. Overflow carries into the exponent
     and lands exactly on infinity; infinity itself has zero low bits and stays."""
@@ -61,13 +83,15 @@ def _bf16_finite(b: FunctionBuilder, a: Value) -> Value:
 def _f16_finite(b: FunctionBuilder, a: Value, kept: Value) -> Value:
     """|x| (not NaN) to float16 bits; ``kept`` is ``a >> 13``."""
     # normal range: rebias the exponent, drop 13 mantissa bits with ties to even; anything
-    # at or above 65520 (and infinity) rounds past 0x7C00 and is clamped to infinity
+    # at or above 65520 (and infinity) rounds past 0x7C00 and is clamped to infinity; below
+    # 2**-14 the unsigned subtraction wraps, but those lanes take the subnormal result
     lsb = _and(b, kept, 1)
     rebiased = b.binary("subtract", a, _const(b, a, _F16_REBIAS))
     normal = b.binary("minimum", _round_shift(b, rebiased, lsb, 13), _const(b, a, _F16_INF))
     # subnormal range: the significand with its implicit bit, shifted right by 126 - exponent
     # (14 at 2**-15 .. 24 at 2**-25); the shift is capped at 25, which gives 0 for everything
-    # smaller and keeps every shift amount below 32 (where targets disagree)
+    # smaller and keeps every shift amount below 32 (where targets disagree); for normal
+    # lanes 126 - exponent wraps to a huge unsigned value and is capped too
     significand = b.binary("or", _and(b, a, 0x7FFFFF), _const(b, a, 0x800000))
     exponent = _shr(b, a, 23)
     shift = b.binary("minimum", b.binary("subtract", _const(b, a, 126), exponent), _const(b, a, 25))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dtypes import DType, float32, from_numpy, int64, promote_types
+from vkml.dtypes import DType, bfloat16, float32, from_numpy, int64, promote_types
 
 Reference = Callable[[Sequence[np.ndarray], DType, tuple[int, ...], Mapping[str, Any]], np.ndarray]
 
@@ -30,10 +30,24 @@ def scalar(value: float | int | bool, dtype: np.dtype) -> np.ndarray:
 
 
 def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """NumPy ``astype`` except that a cast to bool means nonzero."""
+    """NumPy ``astype`` except that a cast to bool means nonzero, and float64 -> bfloat16
+    rounds once (ml_dtypes goes through float32 and can round twice)."""
     if dtype.kind == "b" and x.dtype.kind != "b":
         return x != 0
+    if x.dtype == np.float64 and dtype == bfloat16.numpy:
+        return _round_to_odd_f32(x).astype(dtype)
     return x.astype(dtype)
+
+
+def _round_to_odd_f32(x: np.ndarray) -> np.ndarray:
+    """float64 to the float32 neighbour toward zero, lowest bit set when inexact."""
+    with np.errstate(all="ignore"):
+        nearest = x.astype(np.float32)
+        back = nearest.astype(np.float64)
+        bits = nearest.view(np.uint32).copy()
+        bits = np.where(np.abs(back) > np.abs(x), bits - np.uint32(1), bits)
+        bits = np.where(back != x, bits | np.uint32(1), bits)
+    return bits.astype(np.uint32).view(np.float32)
 
 
 def _finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:

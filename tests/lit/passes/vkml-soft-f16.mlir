@@ -71,18 +71,31 @@ func.func @two(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf16>, tensor<8
 
 // -----
 
-// Widening, float -> integer and f64 -> f32 converts are left alone, and so is f64 -> f16.
+// Widening, float -> integer and f64 -> f32 converts are left alone.
 // CHECK-LABEL: func.func @left_alone
-func.func @left_alone(%a: tensor<3xf16>, %b: tensor<3xf32>, %c: tensor<3xf64>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>, tensor<3xf16>) {
+func.func @left_alone(%a: tensor<3xf16>, %b: tensor<3xf32>, %c: tensor<3xf64>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) {
   %w = stablehlo.convert %a : (tensor<3xf16>) -> tensor<3xf32>
   %i = stablehlo.convert %b : (tensor<3xf32>) -> tensor<3xi32>
   %n = stablehlo.convert %c : (tensor<3xf64>) -> tensor<3xf32>
-  %d = stablehlo.convert %c : (tensor<3xf64>) -> tensor<3xf16>
-  return %w, %i, %n, %d : tensor<3xf32>, tensor<3xi32>, tensor<3xf32>, tensor<3xf16>
+  return %w, %i, %n : tensor<3xf32>, tensor<3xi32>, tensor<3xf32>
 }
 // CHECK-NOT: bitcast_convert
 // CHECK: stablehlo.convert %arg0 : (tensor<3xf16>) -> tensor<3xf32>
 // CHECK: stablehlo.convert %arg1 : (tensor<3xf32>) -> tensor<3xi32>
 // CHECK: stablehlo.convert %arg2 : (tensor<3xf64>) -> tensor<3xf32>
-// CHECK: stablehlo.convert %arg2 : (tensor<3xf64>) -> tensor<3xf16>
 // CHECK-NOT: bitcast_convert
+
+// -----
+
+// f64 -> f16 rounds to odd float32 first (so the result is rounded once), then narrows.
+// CHECK-LABEL: func.func @from_f64
+func.func @from_f64(%c: tensor<3xf64>) -> tensor<3xf16> {
+  %d = stablehlo.convert %c : (tensor<3xf64>) -> tensor<3xf16>
+  return %d : tensor<3xf16>
+}
+// CHECK-NOT: -> tensor<3xf16>{{$}}
+// CHECK: %[[NEAR:.*]] = stablehlo.convert %arg0 : (tensor<3xf64>) -> tensor<3xf32>
+// CHECK: %[[BACK:.*]] = stablehlo.convert %[[NEAR]] : (tensor<3xf32>) -> tensor<3xf64>
+// CHECK: stablehlo.compare  NE, %[[BACK]], %arg0
+// CHECK: %[[ODD:.*]] = stablehlo.bitcast_convert %{{.*}} : (tensor<3xui32>) -> tensor<3xf32>
+// CHECK: stablehlo.bitcast_convert %{{.*}} : (tensor<3xui16>) -> tensor<3xf16>
