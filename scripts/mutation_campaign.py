@@ -198,6 +198,50 @@ MUTANTS: tuple[Mutant, ...] = (
         '        if False:\n',
         (OPS,),
     ),
+    # -- vkml-soft-f16 -------------------------------------------------------------------
+    Mutant(
+        "soft-f16: round half up instead of half to even",
+        "vkml/dialect/soft_narrow.py",
+        'biased = b.binary("add", b.binary("add", v, below_half), odd)',
+        'biased = b.binary("add", b.binary("add", v, below_half), _const(b, v, 1))',
+        (SOFT,),
+    ),
+    Mutant(
+        "soft-f16: flush float16 subnormals to zero",
+        "vkml/dialect/soft_narrow.py",
+        'return b.select(b.compare("LT", a, _const(b, a, _F16_MIN_NORMAL)), subnormal, normal)',
+        'return b.select(b.compare("LT", a, _const(b, a, _F16_MIN_NORMAL)), _const(b, a, 0), normal)',
+        (SOFT,),
+    ),
+    Mutant(
+        "soft-f16: NaN payload may become zero (NaN turns into infinity)",
+        "vkml/dialect/soft_narrow.py",
+        'payload = b.binary("maximum", _and(b, kept, 0x3FF), _const(b, kept, 1))',
+        'payload = _and(b, kept, 0x3FF)',
+        (SOFT,),
+    ),
+    Mutant(
+        "soft-f16: no clamp at infinity (overflow wraps into NaN patterns)",
+        "vkml/dialect/soft_narrow.py",
+        'normal = b.binary("minimum", _round_shift(b, rebiased, lsb, 13), _const(b, a, _F16_INF))',
+        "normal = _round_shift(b, rebiased, lsb, 13)",
+        (SOFT,),
+    ),
+    Mutant(
+        "soft-f16: float64 sources rounded twice (no round-to-odd)",
+        "vkml/dialect/soft_narrow.py",
+        'bits = b.select(inexact, b.binary("or", bits, _const(b, bits, 1)), bits)',
+        "bits = bits",
+        (SOFT,),
+    ),
+    Mutant(
+        "soft-f16: pass left out of the pipeline",
+        "vkml/passes/registry.py",
+        "soft_f16.ARGUMENT,",
+        "",
+        (SOFT,),
+        lit=True,
+    ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------
     Mutant(
         "f16: transcendental computed in float16 (no float32 compute)",
