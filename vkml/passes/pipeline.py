@@ -24,7 +24,7 @@ def run_passes(text: str, names: Sequence[str] = PIPELINE) -> str:
         try:
             module = parse_module(text, context)
         except ir.MLIRError as exc:
-            raise CompileError(f"vkml emitted MLIR that does not parse: {exc}") from exc
+            raise CompileError(f"the MLIR does not parse: {exc}") from exc
         if names:
             manager = passmanager.PassManager("builtin.module")
             for name in names:

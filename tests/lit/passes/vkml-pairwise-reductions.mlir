@@ -66,3 +66,32 @@ func.func @left_alone(%a: tensor<5xi32>, %b: tensor<5xf32>) -> (tensor<i32>, ten
 }
 // CHECK: stablehlo.reduce(%arg0 init: %{{.*}}) applies stablehlo.add
 // CHECK: stablehlo.reduce(%arg1 init: %{{.*}}) applies stablehlo.maximum
+
+// -----
+
+// A float16 sum (vkml itself widens to f32 first) is rewritten in its own type; keepdims is a
+// reshape after the reduce and stays as it is.
+// CHECK-LABEL: func.func @sum_f16_keepdims
+func.func @sum_f16_keepdims(%a: tensor<3x2xf16>) -> tensor<1x2xf16> {
+  %z = stablehlo.constant dense<-0.0> : tensor<f16>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3x2xf16>, tensor<f16>) -> tensor<2xf16>
+  %k = stablehlo.reshape %r : (tensor<2xf16>) -> tensor<1x2xf16>
+  return %k : tensor<1x2xf16>
+}
+// CHECK-NOT: stablehlo.reduce
+// CHECK: stablehlo.pad %arg0, %{{.*}}, low = [0, 0], high = [1, 0]{{.*}} -> tensor<4x2xf16>
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<1x2xf16>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<2xf16>) -> tensor<1x2xf16>
+
+// -----
+
+// bfloat16 over the last axis of a 3-D tensor, length 3 padded to 4.
+// CHECK-LABEL: func.func @sum_bf16_last_axis
+func.func @sum_bf16_last_axis(%a: tensor<2x2x3xbf16>) -> tensor<2x2xbf16> {
+  %z = stablehlo.constant dense<-0.0> : tensor<bf16>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [2] : (tensor<2x2x3xbf16>, tensor<bf16>) -> tensor<2x2xbf16>
+  return %r : tensor<2x2xbf16>
+}
+// CHECK: %[[TB:.*]] = stablehlo.transpose %arg0, dims = [2, 0, 1]
+// CHECK: stablehlo.pad %[[TB]], %{{.*}}, high = [1, 0, 0]{{.*}} -> tensor<4x2x2xbf16>
+// CHECK-NOT: stablehlo.reduce
