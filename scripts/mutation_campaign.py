@@ -192,10 +192,12 @@ MUTANTS: tuple[Mutant, ...] = (
         lit=True,
     ),
     Mutant(
-        "cast: float to bool by conversion instead of != 0",
+        # (Replacing the compare by stablehlo.convert is an equivalent mutant on llvm-cpu,
+        # whose f32 -> i1 convert is already x != 0, NaN included; it matters on other targets.)
+        "cast: to bool means x > 0 instead of x != 0",
         "vkml/dialect/builder.py",
-        '        if dtype.kind == "bool":  # nonzero is true, as NumPy and PyTorch cast\n',
-        '        if False:\n',
+        '            return self.compare("NE", v, zero)',
+        '            return self.compare("GT", v, zero)',
         (OPS,),
     ),
     # -- vkml-soft-f16 -------------------------------------------------------------------

@@ -110,6 +110,9 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["linspace"] = ("arange", lambda t: vkml.linspace(-1.0, 2.0, 7, dtype=dtype, device=t["a"].device))
     for target in ALL:
         p[f"astype_{target}"] = ("astype", (lambda d: lambda t: t["pos"].astype(d))(target))
+        if target in FLOATS or target == "bool":
+            # specials too (NaN, inf, -0.0, negatives): float -> int of those is unspecified
+            p[f"astype_all_{target}"] = ("astype", (lambda d: lambda t: t["a"].astype(d))(target))
     return p
 
 
