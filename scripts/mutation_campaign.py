@@ -244,6 +244,13 @@ MUTANTS: tuple[Mutant, ...] = (
         (SOFT,),
         lit=True,
     ),
+    Mutant(
+        "cast: bool to float by convert (IREE's llvm-cpu folds float(b) * inf to 0)",
+        "vkml/dialect/builder.py",
+        '        if v.dtype.kind == "bool" and dtype.is_float:',
+        "        if False:",
+        ("tests/py/frontend/test_regressions.py",),
+    ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------
     Mutant(
         "f16: transcendental computed in float16 (no float32 compute)",

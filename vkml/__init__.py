@@ -28,12 +28,14 @@ from vkml.errors import (
     DataError,
     DeviceError,
     DTypeError,
+    GradientError,
     IndexingError,
     InvocationError,
     ShapeError,
     UnsupportedOperatorError,
     VkmlError,
 )
+from vkml.frontend.autograd import grad, no_grad, value_and_grad
 from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
 from vkml.frontend.devices import Device, cpu, device, reference
 from vkml.frontend.eager import is_eager, set_eager
@@ -172,14 +174,14 @@ def reset_stats() -> None:
 
 __all__ = [
     "AxisError", "CompileError", "DTypeError", "DataError", "Device", "DeviceError", "DType",
-    "IndexingError", "InvocationError", "ShapeError", "Tensor", "UnsupportedOperatorError",
+    "GradientError", "IndexingError", "InvocationError", "ShapeError", "Tensor", "UnsupportedOperatorError",
     "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax", "argmin", "astype",
     "bfloat16", "bool_", "broadcast_to", "clip", "concatenate", "cos", "cpu", "device",
     "divide", "emit_mlir", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
-    "gelu", "greater", "greater_equal", "int32", "int64", "is_eager", "less", "less_equal",
+    "gelu", "grad", "greater", "greater_equal", "int32", "int64", "is_eager", "less", "less_equal",
     "linspace", "log", "log_softmax", "matmul", "maximum", "mean", "minimum", "multiply",
-    "negative", "not_equal", "ones", "permute", "power", "promote_types", "realize",
+    "negative", "no_grad", "not_equal", "ones", "permute", "power", "promote_types", "realize",
     "reference", "relu", "reset_stats", "reshape", "rsqrt", "set_eager", "sigmoid", "sin",
     "softmax", "sqrt", "squeeze", "stack", "stats", "subtract", "sum", "tanh", "tensor",
-    "transpose", "uint32", "unsqueeze", "where", "zeros",
+    "transpose", "uint32", "unsqueeze", "value_and_grad", "where", "zeros",
 ]  # fmt: skip

@@ -13,6 +13,7 @@ __all__ = [
     "DTypeError",
     "DataError",
     "DeviceError",
+    "GradientError",
     "IndexingError",
     "InvocationError",
     "ShapeError",
@@ -59,6 +60,10 @@ class UnsupportedOperatorError(VkmlError, TypeError):
             f"to another device on its own. Move the data explicitly, e.g. "
             f"vkml.tensor(t.numpy(), device=vkml.{remedy_device})"
         )
+
+
+class GradientError(VkmlError, RuntimeError):
+    """A gradient that cannot be formed: no differentiable path, or an op without a rule."""
 
 
 class CompileError(VkmlError, RuntimeError):

@@ -91,6 +91,11 @@ class FunctionBuilder:
         if dtype.kind == "bool":  # nonzero is true, as NumPy and PyTorch cast
             zero = self.broadcast(self.constant(0, v.dtype), v.shape)
             return self.compare("NE", v, zero)
+        if v.dtype.kind == "bool" and dtype.is_float:
+            # a select, not a convert: IREE's llvm-cpu rewrites (float(b) * y) into
+            # (b ? y : 0), which turns 0 * inf into 0 instead of NaN
+            one = self.broadcast(self.constant(1, dtype), v.shape)
+            return self.select(v, one, self.broadcast(self.constant(0, dtype), v.shape))
         return self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
 
     def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:

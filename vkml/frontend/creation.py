@@ -53,7 +53,7 @@ def _host_array(data: Any) -> np.ndarray:
     return array
 
 
-def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor holding a copy of ``data`` (nested lists, scalars or a NumPy array).
 
     Python floats become float32 and Python ints int64 (as PyTorch); a NumPy array keeps
@@ -63,7 +63,15 @@ def tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         data: numbers, nested sequences of equal lengths, a NumPy array or a Tensor.
         dtype: a vkml dtype or its name; default inferred as above.
         device: a Device or a name such as ``"cpu"``; default ``vkml.cpu``.
+        requires_grad: make it a leaf that ``backward()`` stores a ``.grad`` on.
     """
+    out = _tensor(data, dtype, device)
+    if not requires_grad:
+        return out
+    return (out.detach() if out is data else out).requires_grad_()  # a new leaf, as torch
+
+
+def _tensor(data: Any, dtype: Any, device: Any) -> Tensor:
     if type(data) is np.ndarray and dtype is None:
         # the common case kept short: the upload copies, so no astype copy is needed
         target = _NUMPY_DTYPES.get(data.dtype)
@@ -107,23 +115,26 @@ def _shape(op: str, shape: Any) -> tuple[int, ...]:
     return out
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def full(
+    shape: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of ``shape`` with every element ``fill_value`` (made lazily, on the device)."""
     dims = _shape("full", shape)
     target = to_dtype(dtype) if dtype is not None else dtype_of_scalar(fill_value)
     check_fits("full", fill_value, target)
     value = _python(fill_value)
-    return wrap(Node("full", target, dims, (), (("value", value),), _resolve_device(device)))
+    out = wrap(Node("full", target, dims, (), (("value", value),), _resolve_device(device)))
+    return out.requires_grad_() if requires_grad else out
 
 
-def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
+def zeros(shape: Any, dtype: Any = float32, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 0, to_dtype(dtype), device)
+    return full(shape, 0, to_dtype(dtype), device, requires_grad)
 
 
-def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
+def ones(shape: Any, dtype: Any = float32, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 1, to_dtype(dtype), device)
+    return full(shape, 1, to_dtype(dtype), device, requires_grad)
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Tensor:

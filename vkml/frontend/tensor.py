@@ -20,11 +20,15 @@ class Tensor:
     or ``realize()`` is called. A tensor never changes after it is made.
     """
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("__weakref__", "_grad", "_node", "_requires_grad")
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        self._grad: Tensor | None = None
+        self._requires_grad = False  # True only on a leaf: see vkml.frontend.autograd
+        if _autograd.NO_GRAD_ACTIVE:
+            _autograd.on_new_tensor(node)
 
     # -- what it is -------------------------------------------------------------------------
     @property
@@ -58,6 +62,63 @@ class Tensor:
     @property
     def is_realized(self) -> bool:
         return self._node.computed
+
+    # -- gradients (vkml.frontend.autograd) ------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients flow to this tensor: a leaf marked ``requires_grad_()``, or a
+        tensor computed from one (outside ``no_grad()``)."""
+        return _autograd.requires_grad(self)
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        _autograd.set_requires_grad(self, flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Make this tensor a leaf that ``backward()`` stores a ``.grad`` on; returns it.
+
+        Raises:
+            DTypeError: the tensor is not floating-point.
+        """
+        return _autograd.set_requires_grad(self, requires_grad)
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for a tensor marked ``requires_grad_()``, whose ``.grad`` backward fills."""
+        return self._requires_grad
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward()`` accumulated here (realized, no history), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None and (value.shape != self.shape or value.dtype is not self.dtype):
+            raise ShapeError(
+                f".grad must match the tensor: {self.dtype}{self.shape}, got "
+                f"{value.dtype}{value.shape}"
+            )
+        self._grad = value
+
+    def backward(self, grad: Any = None) -> None:
+        """Add the gradient of this tensor to the ``.grad`` of every leaf it depends on.
+
+        The forward, the backward and the accumulation realize as one invocation.
+
+        Args:
+            grad: the gradient with respect to this tensor; may be left out only when it
+                has one element (then it is 1).
+
+        Raises:
+            ShapeError: more than one element and no ``grad``, or ``grad`` of another shape.
+            DTypeError: the tensor is not floating-point.
+        """
+        _autograd.backward(self, grad)
+
+    def detach(self) -> Tensor:
+        """The same value as a tensor that gradients do not flow through."""
+        return _autograd.detached(self)
 
     # -- observing --------------------------------------------------------------------------
     def realize(self) -> Tensor:
@@ -318,5 +379,6 @@ class Tensor:
 
 
 # Placed last: ops and views build Tensors, and Tensor's methods call them.
+from vkml.frontend import autograd as _autograd  # noqa: E402
 from vkml.frontend import ops as _ops  # noqa: E402
 from vkml.frontend import views as _views  # noqa: E402

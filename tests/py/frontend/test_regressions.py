@@ -41,3 +41,18 @@ def test_integer_power_with_negative_exponent_truncates_like_cpu() -> None:
 def test_cpu_refusal_names_reference_as_the_remedy() -> None:
     with pytest.raises(vkml.UnsupportedOperatorError, match=r"device=vkml\.reference"):
         vkml.tensor([1.0], dtype="float64").tanh().numpy()
+
+
+def test_mul_by_a_cast_bool_keeps_zero_times_inf_nan_on_cpu() -> None:
+    # Found writing the amax gradient (mask * g / count): IREE's llvm-cpu turned
+    # convert(i1) * inf into 0, not NaN; vkml now emits bool -> float as a select
+    x = np.array([1.0, 2.0], np.float32)
+    got = [
+        (
+            (vkml.tensor(x, device=d) > 5.0).astype(vkml.float32)
+            * vkml.tensor([np.inf] * 2, device=d)
+        ).numpy()
+        for d in ("cpu", "reference")
+    ]
+    assert np.isnan(got[1]).all()
+    assert np.isnan(got[0]).all()
