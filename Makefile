@@ -4,23 +4,32 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering bench test-exhaustive mutation clean
+.PHONY: setup demo test test-py test-lit layering bench test-exhaustive mutation vulkan-drivers clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,examples]'
 	touch $(STAMP)
 
 demo: setup
-	$(PY) -m vkml.examples.demo
+	$(PY) -m vkml.examples.digits
 
 layering: setup
 	$(PY) scripts/check_layering.py
 
-test-py: setup
+# Mesa's lavapipe (Vulkan on the CPU) for the Vulkan tests: installed when absent and we may
+# (root with apt-get); otherwise those tests skip and say how to enable them.
+vulkan-drivers:
+	@if ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 && ldconfig -p | grep -q libvulkan.so.1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing libvulkan1 and mesa-vulkan-drivers (lavapipe) for the Vulkan tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvulkan1 mesa-vulkan-drivers >/dev/null; \
+	else echo "no lavapipe and no root: the Vulkan tests will skip"; fi
+
+test-py: setup vulkan-drivers
 	$(PY) -m pytest tests/py
 
 test-lit: setup

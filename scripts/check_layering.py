@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("dialect", ["vkml/dialect/"]),
     ("passes", ["vkml/passes/"]),
     ("frontend", ["vkml/frontend/"]),
+    ("nn", ["vkml/nn/"]),
     ("api", ["vkml/__init__.py"]),
     ("examples", ["vkml/examples/"]),
     ("cli", ["vkml/cli.py", "vkml/__main__.py"]),

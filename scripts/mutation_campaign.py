@@ -48,6 +48,7 @@ GEMM = "tests/py/frontend/test_gemm_contract.py"
 VIEWS = "tests/py/frontend/test_views.py"
 SOFT = "tests/py/passes/test_soft_f16.py"
 NAN = "tests/py/passes/test_nan_semantics.py"
+RNG = "tests/py/frontend/test_random.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- vkml-pairwise-reductions and the tree it emits ----------------------------------
@@ -250,6 +251,36 @@ MUTANTS: tuple[Mutant, ...] = (
         '        if v.dtype.kind == "bool" and dtype.is_float:',
         "        if False:",
         ("tests/py/frontend/test_regressions.py",),
+    ),
+    # -- Threefry-2x32 (vkml.random) -------------------------------------------------------
+    Mutant(
+        "threefry: last rotation constant 23 instead of 24",
+        "vkml/frontend/random.py",
+        "ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)",
+        "ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 23)",
+        (RNG,),
+    ),
+    Mutant(
+        "threefry: key injection skips the first word",
+        "vkml/frontend/random.py",
+        "            x0 = x0 + schedule[i % 3]",
+        "            x0 = x0",
+        (RNG,),
+    ),
+    Mutant(
+        "threefry: counters start at 1 instead of 0",
+        "vkml/frontend/random.py",
+        "c1 = arange(n, dtype=uint32, device=key.device)",
+        "c1 = arange(1, n + 1, dtype=uint32, device=key.device)",
+        (RNG,),
+    ),
+    Mutant(
+        "multiply: no fence, so LLVM fuses multiply-add into an FMA",
+        "vkml/dialect/builder.py",
+        '        if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:',
+        "        if False:",
+        ("tests/py/frontend/test_fma_contraction.py",),
+        lit=True,
     ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------
     Mutant(

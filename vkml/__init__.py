@@ -35,6 +35,7 @@ from vkml.errors import (
     UnsupportedOperatorError,
     VkmlError,
 )
+from vkml.frontend import random
 from vkml.frontend.autograd import grad, no_grad, value_and_grad
 from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
 from vkml.frontend.devices import Device, cpu, device, reference
@@ -45,6 +46,7 @@ from vkml.frontend.ops import (
     argmax,
     argmin,
     astype,
+    bitcast,
     clip,
     log_softmax,
     matmul,
@@ -54,6 +56,7 @@ from vkml.frontend.ops import (
 )
 from vkml.frontend.ops import sum as _sum
 from vkml.frontend.ops import binary as _binary
+from vkml.frontend.ops import bitwise as _bitwise
 from vkml.frontend.ops import compare as _compare
 from vkml.frontend.ops import unary as _unary
 from vkml.frontend.lower import emitted_mlir as _emitted_mlir
@@ -71,6 +74,8 @@ from vkml.frontend.views import (
 )
 from vkml.runtime.stats import reset_stats as _reset_stats
 from vkml.runtime.stats import snapshot as _snapshot
+
+from vkml import nn  # the layer above frontend: modules, layers, losses, optimisers
 
 __version__ = "0.1.0"
 
@@ -131,6 +136,32 @@ def greater_equal(a: Any, b: Any) -> Tensor:
     return _compare("ge", a, b)
 
 
+def bitwise_and(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a & b`` (integers only)."""
+    return _bitwise("bitwise_and", a, b)
+
+
+def bitwise_or(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a | b`` (integers only)."""
+    return _bitwise("bitwise_or", a, b)
+
+
+def bitwise_xor(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a ^ b`` (integers only)."""
+    return _bitwise("bitwise_xor", a, b)
+
+
+def left_shift(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a << b`` (integers only); an amount outside [0, bits) gives 0."""
+    return _bitwise("left_shift", a, b)
+
+
+def right_shift(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a >> b`` (integers only): logical on uint32, arithmetic on signed
+    integers; an amount outside [0, bits) gives 0, or -1 for a negative signed ``a``."""
+    return _bitwise("right_shift", a, b)
+
+
 def _unary_function(op: str, doc: str) -> Any:
     def fn(x: Tensor) -> Tensor:
         return _unary(op, x)
@@ -174,14 +205,16 @@ def reset_stats() -> None:
 
 __all__ = [
     "AxisError", "CompileError", "DTypeError", "DataError", "Device", "DeviceError", "DType",
-    "GradientError", "IndexingError", "InvocationError", "ShapeError", "Tensor", "UnsupportedOperatorError",
-    "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax", "argmin", "astype",
-    "bfloat16", "bool_", "broadcast_to", "clip", "concatenate", "cos", "cpu", "device",
-    "divide", "emit_mlir", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
-    "gelu", "grad", "greater", "greater_equal", "int32", "int64", "is_eager", "less", "less_equal",
-    "linspace", "log", "log_softmax", "matmul", "maximum", "mean", "minimum", "multiply",
-    "negative", "no_grad", "not_equal", "ones", "permute", "power", "promote_types", "realize",
-    "reference", "relu", "reset_stats", "reshape", "rsqrt", "set_eager", "sigmoid", "sin",
-    "softmax", "sqrt", "squeeze", "stack", "stats", "subtract", "sum", "tanh", "tensor",
-    "transpose", "uint32", "unsqueeze", "value_and_grad", "where", "zeros",
+    "GradientError", "IndexingError", "InvocationError", "ShapeError", "Tensor",
+    "UnsupportedOperatorError", "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax",
+    "argmin", "astype", "bfloat16", "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bool_", "broadcast_to", "clip", "concatenate", "cos", "cpu", "device", "divide",
+    "emit_mlir", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
+    "gelu", "grad", "greater", "greater_equal", "int32", "int64", "is_eager", "left_shift",
+    "less", "less_equal", "linspace", "log", "log_softmax", "matmul", "maximum", "mean",
+    "minimum", "multiply", "negative", "nn", "no_grad", "not_equal", "ones", "permute", "power",
+    "promote_types", "random", "realize", "reference", "relu", "reset_stats", "reshape",
+    "right_shift", "rsqrt", "set_eager", "sigmoid", "sin", "softmax", "sqrt", "squeeze",
+    "stack", "stats", "subtract", "sum", "tanh", "tensor", "transpose", "uint32", "unsqueeze",
+    "value_and_grad", "where", "zeros",
 ]  # fmt: skip

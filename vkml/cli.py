@@ -86,16 +86,16 @@ def version(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """Run ``vkml.examples.demo.main()``."""
+    """Run the main job, ``vkml.examples.digits.main([])``: train an MLP on the digits."""
     try:
-        from vkml.examples import demo as demo_module
+        from vkml.examples import digits
     except ModuleNotFoundError as exc:
-        if exc.name not in ("vkml.examples", "vkml.examples.demo"):
+        if exc.name not in ("vkml.examples", "vkml.examples.digits"):
             raise  # the demo exists but something it needs is missing: show that
-        print("vkml demo: error: the demo is not installed (no module vkml.examples.demo)",
+        print("vkml demo: error: the demo is not installed (no module vkml.examples.digits)",
               file=sys.stderr)
         return EXIT_FAILURE
-    result = demo_module.main()
+    result = digits.main([])
     return result if isinstance(result, int) else EXIT_OK
 
 
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    coverage)
     cov.add_argument("path", help="a file written with VKML_COVERAGE=PATH")
     _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
-    _command(commands, "demo", "run a short tour of vkml", demo)
+    _command(commands, "demo", "train an MLP on the handwritten digits (the main job)", demo)
     return parser
 
 

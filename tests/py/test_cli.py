@@ -113,21 +113,21 @@ def test_version_prints_vkml_compiler_and_runtime(capsys: pytest.CaptureFixture[
 
 
 def _fake_examples(monkeypatch: pytest.MonkeyPatch, demo: types.ModuleType | None) -> None:
-    """Stand-ins for ``vkml.examples`` and its ``demo`` module, whether or not they exist."""
+    """Stand-ins for ``vkml.examples`` and its ``digits`` module, whether or not they exist."""
     package = types.ModuleType("vkml.examples")
     package.__path__ = []
     monkeypatch.setitem(sys.modules, "vkml.examples", package)
-    monkeypatch.setitem(sys.modules, "vkml.examples.demo", demo)
+    monkeypatch.setitem(sys.modules, "vkml.examples.digits", demo)
 
 
-def test_demo_runs_examples_demo_main(
+def test_demo_runs_the_digits_main_job_without_cli_arguments(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake = types.ModuleType("vkml.examples.demo")
-    fake.main = lambda: print("demo ran")  # type: ignore[attr-defined]
+    fake = types.ModuleType("vkml.examples.digits")
+    fake.main = lambda argv: print(f"digits ran with {argv}")  # type: ignore[attr-defined]
     _fake_examples(monkeypatch, fake)
     assert main(["demo"]) == 0
-    assert capsys.readouterr().out == "demo ran\n"
+    assert capsys.readouterr().out == "digits ran with []\n"
 
 
 def test_demo_missing_is_clear_error(
@@ -136,7 +136,7 @@ def test_demo_missing_is_clear_error(
     _fake_examples(monkeypatch, None)  # the import fails as if the file were absent
     assert main(["demo"]) == 1
     err = capsys.readouterr().err
-    assert "vkml.examples.demo" in err
+    assert "vkml.examples.digits" in err
     assert "Traceback" not in err
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vkml.dialect.types import TensorType, Value, literal
-from vkml.dtypes import DType, bool_, int32, int64
+from vkml.dtypes import DType, bool_, float32, int32, int64
 
 _SIGNED = {32: int32, 64: int64}
+
+# The name of the function argument that carries the multiply fence (always 0 at run time).
+FENCE_ARG = "%fence"
 _COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
 
 
@@ -24,11 +27,23 @@ class FunctionBuilder:
         # emits a splat of the wider type instead of a broadcast op
         self._splats: dict[tuple[str, TensorType], Value] = {}
         self._literal_of: dict[str, str] = {}
+        self._arg_attrs: dict[str, str] = {}
+        # the multiply fence (see _unfusable): an i32 argument, added after all others when used
+        self.uses_fence = False
+        self._fences: dict[tuple[str, tuple[int, ...]], Value] = {}
+        self._int_types = (int32, int64)
 
     # -- structure ---------------------------------------------------------------------
     def arg(self, ttype: TensorType) -> Value:
         value = Value(f"%arg{len(self.args)}", ttype)
         self.args.append(value)
+        return value
+
+    def output_arg(self, ttype: TensorType, result: int) -> Value:
+        """An argument whose buffer receives result number ``result`` (IREE's
+        ``iree.abi.output``): the caller allocates the result's storage before the call."""
+        value = self.arg(ttype)
+        self._arg_attrs[value.name] = f" {{iree.abi.output = {result} : index}}"
         return value
 
     def emit(self, text: str, result: TensorType) -> Value:
@@ -62,7 +77,9 @@ class FunctionBuilder:
 
     def module_text(self) -> str:
         """The whole module: one public function taking the args and returning the results."""
-        params = ", ".join(f"{a.name}: {a.type}" for a in self.args)
+        params = ", ".join(f"{a.name}: {a.type}{self._arg_attrs.get(a.name, '')}" for a in self.args)
+        if self.uses_fence:
+            params += f"{', ' if params else ''}{FENCE_ARG}: tensor<i32>"
         rtypes = ", ".join(str(r.type) for r in self.results)
         names = ", ".join(r.name for r in self.results)
         body = "\n".join(self.lines)
@@ -91,6 +108,10 @@ class FunctionBuilder:
         if dtype.kind == "bool":  # nonzero is true, as NumPy and PyTorch cast
             zero = self.broadcast(self.constant(0, v.dtype), v.shape)
             return self.compare("NE", v, zero)
+        if v.dtype.is_integer and dtype.is_float and dtype.bits == 16:
+            # integers reach 16-bit floats through float32 (IREE's SPIR-V backend cannot
+            # convert i32 -> bf16 directly); exact for every integer a float16 can hold
+            v = self.convert(v, float32)
         if v.dtype.kind == "bool" and dtype.is_float:
             # a select, not a convert: IREE's llvm-cpu rewrites (float(b) * y) into
             # (b ? y : 0), which turns 0 * inf into 0 instead of NaN
@@ -120,7 +141,44 @@ class FunctionBuilder:
         return self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
 
     def binary(self, name: str, a: Value, b: Value) -> Value:
-        return self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
+        out = self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
+        if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:
+            return self._unfusable(out)
+        return out
+
+    def _unfusable(self, v: Value) -> Value:
+        """``v`` unchanged, through ``bits ^ fence``, where ``fence`` is an argument the
+        caller passes as 0.
+
+        IREE's llvm-cpu marks every float multiply and add ``contract``, so LLVM fuses a
+        multiply feeding an add into one FMA, which rounds once where the reference rounds
+        twice. The compiler cannot prove the fence is 0, so no multiply result reaches an add
+        directly and nothing is fused; the xor costs one integer op per element.
+        """
+        bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+        bits = self.bitcast(v, bits_type)
+        fence = self._fence_value(bits_type, v.shape)
+        mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
+        return self.bitcast(mixed, v.dtype)
+
+    def _fence_value(self, dtype: DType, shape: tuple[int, ...]) -> Value:
+        key = (dtype.name, shape)
+        found = self._fences.get(key)
+        if found is None:
+            scalar = Value(FENCE_ARG, TensorType((), int32))
+            self.uses_fence = True
+            if dtype is not int32:
+                scalar = self.emit(
+                    f"stablehlo.convert {scalar.name} : (tensor<i32>) -> tensor<{dtype.mlir}>",
+                    TensorType((), dtype),
+                )
+            found = self.emit(
+                f"stablehlo.broadcast_in_dim {scalar.name}, dims = [] : "
+                f"({scalar.type}) -> {TensorType(shape, dtype)}",
+                TensorType(shape, dtype),
+            ) if shape else scalar
+            self._fences[key] = found
+        return found
 
     def compare(self, direction: str, a: Value, b: Value) -> Value:
         out = a.type.with_dtype(bool_)

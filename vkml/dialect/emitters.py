@@ -131,6 +131,30 @@ def emit_astype(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs:
     return b.convert(xs[0], out.dtype)
 
 
+def emit_bitcast(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """The same bits read as another dtype of the same width (``ndarray.view``)."""
+    return b.bitcast(xs[0], out.dtype)
+
+
+# -- bitwise (integers only) ------------------------------------------------------------------
+def _bitwise(name: str) -> Emitter:
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
+        return b.binary(name, x, y)
+
+    return emit
+
+
+def emit_right_shift(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """NumPy's ``>>``: logical for unsigned, arithmetic (sign-filling) for signed integers.
+
+    StableHLO defines an amount outside ``[0, bits)`` to give 0 (logical) or the sign fill
+    (arithmetic); ``shift_left`` gives 0. The reference implements the same rule.
+    """
+    name = "shift_right_logical" if out.dtype.kind == "uint" else "shift_right_arithmetic"
+    return _bitwise(name)(b, xs, out, attrs)
+
+
 # -- creation ---------------------------------------------------------------------------------
 def emit_full(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
     return b.broadcast(b.constant(attrs["value"], out.dtype), out.shape)
@@ -285,6 +309,12 @@ EMITTERS: dict[str, Emitter] = {
     "relu": emit_relu,
     "gelu": emit_gelu,
     "astype": emit_astype,
+    "bitcast": emit_bitcast,
+    "bitwise_and": _bitwise("and"),
+    "bitwise_or": _bitwise("or"),
+    "bitwise_xor": _bitwise("xor"),
+    "left_shift": _bitwise("shift_left"),
+    "right_shift": emit_right_shift,
     "full": emit_full,
     "arange": emit_arange,
     "reshape": emit_reshape,

@@ -8,6 +8,7 @@ contract exactly: it is the oracle the compiled devices are checked against.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -15,13 +16,23 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dtypes import ALL, DType, float64
+from vkml.dialect.builder import FENCE_ARG
+from vkml.dtypes import ALL, DType, bfloat16, float16, float64, int32, int64
 from vkml.errors import DeviceError
 from vkml.frontend.graph import Node
 from vkml.frontend.lower import lower_to_mlir, structure
 from vkml.frontend.optable import OPS
 from vkml.passes.target import Target
-from vkml.runtime import Executable, bump, download, session, upload
+from vkml.runtime import (
+    Executable,
+    allocate_mappable,
+    bump,
+    download,
+    session,
+    upload,
+    upload_mappable,
+)
+from vkml.runtime.vulkan import VulkanDeviceReport, vulkan_device_reports
 
 
 class Device:
@@ -127,7 +138,8 @@ class IreeDevice(Device):
         super().__init__(name)
         self.target = target
         self.capacity = capacity
-        self._executables: OrderedDict[Any, Executable] = OrderedDict()
+        self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
+        self._fence_buffer: Any = None
         self._lock = threading.Lock()
 
     @property
@@ -143,10 +155,10 @@ class IreeDevice(Device):
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
         key, leaves = structure(schedule, roots)
         with self._lock:
-            executable = self._executables.get(key)
-            if executable is not None:
+            entry = self._executables.get(key)
+            if entry is not None:
                 self._executables.move_to_end(key)
-        if executable is None:
+        if entry is None:
             # imported here: the compiler is needed only on a miss, and a machine that runs
             # precompiled modules may not have iree-base-compiler at all
             from vkml.passes.cache import default_cache
@@ -157,16 +169,33 @@ class IreeDevice(Device):
                     "node (the result is cached for the next realize)",
                     len(schedule), self.target.name,
                 )  # fmt: skip
-            text = lower_to_mlir(schedule, roots)
+            text = self._lower(schedule, roots)
             vmfb = default_cache().get_or_compile(text, self.target)
-            executable = Executable(self.session, vmfb, "main", len(roots))
+            trailing = [self._fence()] if f"{FENCE_ARG}: " in text else []
+            entry = (Executable(self.session, vmfb, "main", len(roots)), trailing)
             with self._lock:
-                self._executables[key] = executable
+                self._executables[key] = entry
                 while len(self._executables) > self.capacity:
                     self._executables.popitem(last=False)
         else:
             bump("cache_hits_memory")
-        return executable.invoke([leaf._storage for leaf in leaves])
+        executable, trailing = entry
+        return self._invoke(executable, [leaf._storage for leaf in leaves], roots, trailing)
+
+    def _fence(self) -> Any:
+        """The multiply fence every module that multiplies floats takes last: a 0 (see
+        ``FunctionBuilder._unfusable``)."""
+        if self._fence_buffer is None:
+            self._fence_buffer = self.upload(np.zeros((), np.int32), int32)
+        return self._fence_buffer
+
+    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
+        return lower_to_mlir(schedule, roots)
+
+    def _invoke(
+        self, executable: Executable, args: list[Any], roots: Sequence[Node], trailing: list[Any]
+    ) -> list[Any]:
+        return executable.invoke(args + trailing)
 
     def clear_executables(self) -> None:
         with self._lock:
@@ -184,6 +213,103 @@ class CpuDevice(IreeDevice):
         return op in OPS and (op, dtype) not in self.UNSUPPORTED
 
 
+# IREE 3.13's Vulkan target names (an unknown name crashes the compiler, so vkml checks).
+VULKAN_TARGETS = frozenset({
+    "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_120", "sm_121",
+    "pascal", "volta", "turing", "ampere", "ada", "a100", "rtx3080", "gfx90a", "gfx942",
+    "gfx1100", "rdna2", "rdna3", "rdna4", "cdna2", "cdna3", "rx7900xtx", "valhall", "valhall4",
+    "arm5gen", "mali-g715", "adreno", "videocore_vii", "llvmpipe", "vp_android_baseline_2022",
+})  # fmt: skip
+
+
+def vulkan_target_for(report: VulkanDeviceReport) -> str:
+    """The IREE Vulkan target for a physical device (``VKML_VULKAN_TARGET`` overrides).
+
+    A target that does not match the device can give wrong answers silently (IREE's
+    ``ampere`` target on lavapipe did), so the choice follows what the device reports.
+    """
+    explicit = os.environ.get("VKML_VULKAN_TARGET", "").strip()
+    if explicit:
+        if explicit not in VULKAN_TARGETS:
+            raise DeviceError(
+                f"VKML_VULKAN_TARGET={explicit!r} is not an IREE 3.13 Vulkan target; "
+                f"known: {', '.join(sorted(VULKAN_TARGETS))}"
+            )
+        return explicit
+    name = report.name.lower()
+    if report.device_type == "cpu" and "llvmpipe" in name:
+        return "llvmpipe"
+    if report.vendor_id == 0x10DE:  # NVIDIA: Ampere's feature set runs on Ampere and later
+        return "ampere"
+    if report.vendor_id == 0x1002:
+        return "rdna3" if "rx 7" in name else "rdna2"
+    if report.vendor_id == 0x13B5:
+        return "valhall"
+    if report.vendor_id == 0x5143:
+        return "adreno"
+    return "vp_android_baseline_2022"
+
+
+class VulkanDevice(IreeDevice):
+    """A Vulkan physical device, through IREE's vulkan-spirv target and vulkan driver.
+
+    Results are written into buffers vkml allocates before the call (host-visible device
+    memory, ``iree.abi.output`` arguments), so reading one back is a mapping, not a copy.
+    """
+
+    kind = "vulkan"
+
+    def __init__(self, name: str, report: VulkanDeviceReport) -> None:
+        target_name = vulkan_target_for(report)
+        target = Target(
+            name=f"vulkan-spirv-{target_name}",
+            backend="vulkan-spirv",
+            driver=f"vulkan://GPU-{report.device_uuid}" if report.device_uuid else "vulkan",
+            flags=(
+                f"--iree-vulkan-target={target_name}",
+                # keep float64 real where the device has it (IREE would demote it to f32)
+                f"--iree-input-demote-f64-to-f32={'false' if report.shader_float64 else 'true'}",
+            ),
+        )
+        super().__init__(name, target)
+        self.report = report
+        refused: set[DType] = set()
+        if not report.shader_float64:
+            refused.add(float64)
+        if not report.shader_int64:
+            refused.add(int64)
+        if not report.storage_buffer_16bit:
+            refused.update((float16, bfloat16))
+        self._refused = frozenset(refused)
+
+    # SPIR-V's GLSL.std.450 instructions (Exp, Log, Sin, ...) take 16/32-bit floats only
+    F64_TRANSCENDENTALS = frozenset(
+        {"exp", "log", "tanh", "sin", "cos", "sigmoid", "erf", "gelu", "pow"}
+    )
+
+    @property
+    def dtypes(self) -> tuple[DType, ...]:
+        return tuple(d for d in ALL if d not in self._refused)
+
+    def supports(self, op: str, dtype: DType) -> bool:
+        if dtype is float64 and op in self.F64_TRANSCENDENTALS:
+            return False
+        return op in OPS and dtype not in self._refused
+
+    def upload(self, array: np.ndarray, dtype: DType) -> Any:
+        return upload_mappable(self.session, np.asarray(array, dtype=dtype.numpy), dtype)
+
+    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
+        return lower_to_mlir(schedule, roots, output_args=True)
+
+    def _invoke(
+        self, executable: Executable, args: list[Any], roots: Sequence[Node], trailing: list[Any]
+    ) -> list[Any]:
+        outputs = [allocate_mappable(self.session, r.shape, r.dtype) for r in roots]
+        executable.invoke(args + outputs + trailing)
+        return outputs
+
+
 cpu = CpuDevice("cpu", CPU_TARGET)
 reference = ReferenceDevice("reference")
 
@@ -198,12 +324,37 @@ def device(name: str | Device) -> Device:
     """
     if isinstance(name, Device):
         return name
-    found = _DEVICES.get(str(name).strip().lower())
+    key = str(name).strip().lower()
+    found = _DEVICES.get(key)
+    if found is None and key.startswith("vulkan"):
+        found = _vulkan_device(key)
     if found is None:
-        raise DeviceError(
-            f"unknown device {name!r}; devices present: {', '.join(_DEVICES)}"
-        )
+        vulkan = [f"vulkan:{r.index}" for r in _vulkan_reports()]
+        present = ", ".join([*(d for d in _DEVICES if d not in vulkan), *vulkan])
+        raise DeviceError(f"unknown device {name!r}; devices present: {present}")
     return found
+
+
+_VULKAN_REPORTS: list[VulkanDeviceReport] | None = None
+
+
+def _vulkan_reports() -> list[VulkanDeviceReport]:
+    global _VULKAN_REPORTS
+    if _VULKAN_REPORTS is None:
+        _VULKAN_REPORTS = vulkan_device_reports()
+    return _VULKAN_REPORTS
+
+
+def _vulkan_device(key: str) -> Device | None:
+    index = key.partition(":")[2] or "0"
+    if not index.isdigit():
+        return None
+    reports = _vulkan_reports()
+    if int(index) >= len(reports):
+        return None
+    device = VulkanDevice(f"vulkan:{int(index)}", reports[int(index)])
+    _DEVICES[device.name] = device
+    return device
 
 
 def all_devices() -> list[Device]:

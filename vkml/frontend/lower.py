@@ -48,11 +48,14 @@ def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[An
 SEGMENT_NODES = 500
 
 
-def lower_to_mlir(schedule: Sequence[Node], roots: Sequence[Node], name: str = "main") -> str:
+def lower_to_mlir(
+    schedule: Sequence[Node], roots: Sequence[Node], name: str = "main", output_args: bool = False
+) -> str:
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves.
 
     The per-realize side tables (``values``, ``last_use``) are indexed by topological
-    position; nothing is written onto the nodes.
+    position; nothing is written onto the nodes. With ``output_args`` the caller passes one
+    more buffer per root, after the leaves, and the function writes each result into it.
     """
     b = FunctionBuilder(name)
     position: dict[Node, int] = {}
@@ -90,6 +93,9 @@ def lower_to_mlir(schedule: Sequence[Node], roots: Sequence[Node], name: str = "
             keep = [j for j in sorted(live) if not b.is_constant(values[j])]
             for j, v in zip(keep, b.barrier([values[j] for j in keep])):
                 values[j] = v
+    if output_args:  # after the leaves, one argument per root receives its result
+        for k, r in enumerate(roots):
+            b.output_arg(TensorType(r.shape, r.dtype), k)
     b.ret([values[position[r]] for r in roots])
     return b.module_text()
 

@@ -229,6 +229,42 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     return wrap(Node("astype", target, node.shape, (node,), (), node.device))
 
 
+def bitwise(op: str, a: Any, b: Any) -> Tensor:
+    """``a op b`` for the integer-only ops: bitwise_and/or/xor, left_shift, right_shift.
+
+    Operands promote as for arithmetic (a Python int is weak); the result has the promoted
+    integer dtype. A shift by an amount outside ``[0, bits)`` gives 0 (or -1 for ``>>`` of a
+    negative signed value), as StableHLO defines it; ``>>`` is logical on uint32 and
+    arithmetic on signed integers, as in NumPy.
+    """
+    an, bn, dtype = _operands(op, a, b)
+    if not dtype.is_integer or bool_ in (an.dtype, bn.dtype):
+        raise DTypeError(
+            f"'{op}' needs integer operands, got {an.dtype} and {bn.dtype}; use "
+            f"vkml.bitcast(x, vkml.uint32) to reach the bits of a float32"
+        )
+    shape = broadcast_shapes(op, an.shape, bn.shape)
+    return wrap(Node(op, dtype, shape, (an, bn), (), an.device))
+
+
+def bitcast(x: Tensor, dtype: Any) -> Tensor:
+    """``x``'s bits read as ``dtype``, which must have the same width (NumPy's ``view``).
+
+    Exact on every device: no value is converted. Widths: 16 (float16, bfloat16),
+    32 (float32, int32, uint32), 64 (float64, int64); bool has no bit pattern to share.
+    """
+    node = tensor_node("bitcast", x)
+    target = to_dtype(dtype)
+    if bool_ in (node.dtype, target) or node.dtype.bits != target.bits:
+        raise DTypeError(
+            f"'bitcast' needs two non-bool dtypes of one width, got {node.dtype} "
+            f"({node.dtype.bits} bits) to {target} ({target.bits} bits); use astype to convert values"
+        )
+    if target is node.dtype:
+        return x
+    return wrap(Node("bitcast", target, node.shape, (node,), (), node.device))
+
+
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``minimum(maximum(x, min), max)``; NaN in ``x`` stays NaN."""
     if min is None and max is None:

@@ -150,6 +150,33 @@ def _astype(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attr
         return _finish(xs[0], dtype, shape)
 
 
+def _bitcast(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    return np.array(xs[0].view(dtype.numpy), order="C")
+
+
+def _bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        return _finish(fn(cast(xs[0], dtype.numpy), cast(xs[1], dtype.numpy)), dtype, shape)
+
+    return ref
+
+
+def _shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``x << y`` or ``x >> y`` with StableHLO's rule for an amount outside ``[0, bits)``: the
+    result is 0, or -1 for an arithmetic right shift of a negative ``x`` (written out rather
+    than left to NumPy's C shifts, whose out-of-range behaviour is the platform's)."""
+
+    def fn(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        x, y = np.broadcast_arrays(x, y)
+        inside = (y >= 0) & (y < 8 * x.dtype.itemsize)
+        amount = np.where(inside, y, 0).astype(x.dtype)
+        shifted = np.left_shift(x, amount) if left else np.right_shift(x, amount)
+        fill = np.where((x < 0) & (not left), -1, 0).astype(x.dtype)
+        return np.where(inside, shifted, fill)
+
+    return fn
+
+
 def _full(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return _finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
 
@@ -296,6 +323,12 @@ REFERENCE: dict[str, Reference] = {
     "relu": _relu,
     "gelu": _unary(_gelu),
     "astype": _astype,
+    "bitcast": _bitcast,
+    "bitwise_and": _bitwise(np.bitwise_and),
+    "bitwise_or": _bitwise(np.bitwise_or),
+    "bitwise_xor": _bitwise(np.bitwise_xor),
+    "left_shift": _bitwise(_shift(left=True)),
+    "right_shift": _bitwise(_shift(left=False)),
     "full": _full,
     "arange": _arange,
     "reshape": _reshape,

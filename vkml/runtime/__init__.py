@@ -4,13 +4,15 @@ This package imports only ``iree.runtime`` (never ``iree.compiler``): a machine 
 compiled vkml modules needs iree-base-runtime and NumPy, nothing else.
 """
 
-from vkml.runtime.buffers import download, upload
+from vkml.runtime.buffers import allocate_mappable, download, upload, upload_mappable
 from vkml.runtime.executable import Executable
 from vkml.runtime.hal import HalSession, session
 from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
 
 __all__ = [
     "STATS",
+    "allocate_mappable",
+    "upload_mappable",
     "Executable",
     "HalSession",
     "bump",

@@ -76,3 +76,32 @@ def download(view: rt.HalBufferView, dtype: DType, copy: bool = True) -> np.ndar
 
 # How each dtype is laid out in a mapped buffer when NumPy's own type cannot be used.
 _RAW = {"bool": np.dtype(np.uint8), "bfloat16": np.dtype(np.uint16)}
+
+
+# Memory that the device computes in and the host can map: what a Vulkan result must live in
+# to be read back without a staged copy (a copy queued after an invocation waited ~4-12 ms
+# on lavapipe; mapping an output buffer the invocation wrote costs microseconds).
+_MAPPABLE_MEMORY = int(rt.MemoryType.DEVICE_LOCAL) | int(rt.MemoryType.HOST_VISIBLE)
+_MAPPABLE_USAGE = (
+    int(rt.BufferUsage.DEFAULT) | int(rt.BufferUsage.MAPPING_SCOPED)
+    | int(rt.BufferUsage.MAPPING_PERSISTENT)
+)  # fmt: skip
+
+
+def allocate_mappable(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBufferView:
+    """An uninitialised device buffer of ``shape`` that the host can map."""
+    size = max(1, int(np.prod(shape, dtype=np.int64))) * dtype.itemsize
+    buffer = sess.allocator.allocate_buffer(
+        memory_type=_MAPPABLE_MEMORY, allowed_usage=_MAPPABLE_USAGE, allocation_size=size
+    )
+    return rt.HalBufferView(buffer, list(shape), _ELEMENT_TYPES[dtype.name])
+
+
+def upload_mappable(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferView:
+    """Copy ``array`` into a new device buffer the host can map (read back without staging)."""
+    view = allocate_mappable(sess, tuple(array.shape), dtype)
+    if array.size:
+        raw = np.ascontiguousarray(array).view(_RAW.get(dtype.name, dtype.numpy))
+        mapped = view.get_buffer().map().asarray(tuple(array.shape), raw.dtype)
+        mapped[...] = raw
+    return view

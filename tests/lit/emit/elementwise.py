@@ -7,12 +7,19 @@ import vkml
 a = vkml.tensor(np.ones((2, 3), np.float32))
 b = vkml.tensor(np.ones((3,), np.float32))
 
-# Leaves become arguments; broadcasting is explicit; Python scalars become constants.
-# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3xf32>) -> (tensor<2x3xf32>)
+# Leaves become arguments; broadcasting is explicit; Python scalars become constants. A float
+# multiply goes through `bits ^ %fence` (0 at run time) so that no add can fuse with it into
+# an FMA; the fence is the last argument.
+# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3xf32>, %fence: tensor<i32>) -> (tensor<2x3xf32>)
 # CHECK: %[[B0:.*]] = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
 # CHECK: %[[ADD0:.*]] = stablehlo.add %arg0, %[[B0]] : tensor<2x3xf32>
 # CHECK: stablehlo.constant dense<0x40000000> : tensor<f32>
-# CHECK: stablehlo.multiply %[[ADD0]], %{{.*}} : tensor<2x3xf32>
+# CHECK: %[[MUL0:.*]] = stablehlo.multiply %[[ADD0]], %{{.*}} : tensor<2x3xf32>
+# CHECK: %[[BITS0:.*]] = stablehlo.bitcast_convert %[[MUL0]] : (tensor<2x3xf32>) -> tensor<2x3xi32>
+# CHECK: %[[FENCE0:.*]] = stablehlo.broadcast_in_dim %fence, dims = []
+# CHECK: %[[MIX0:.*]] = stablehlo.xor %[[BITS0]], %[[FENCE0]] : tensor<2x3xi32>
+# CHECK: %[[OUT0:.*]] = stablehlo.bitcast_convert %[[MIX0]] : (tensor<2x3xi32>) -> tensor<2x3xf32>
+# CHECK: return %[[OUT0]]
 print(vkml.emit_mlir((a + b) * 2.0))
 
 # float16 arithmetic computes in float32 and rounds once.

@@ -100,7 +100,10 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
 
 # float64 tanh/sin/cos do not link on cpu (IREE 3.13): those cases run in float32 there.
 FLOAT32_ON_CPU = {"tanh", "sin", "cos"}
-NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "arange"}
+NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "arange"} | {
+    # integer-only ops, and bitcast (bits are not a differentiable function of a value)
+    "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+}
 
 
 def weighted_loss(fn: Fn, tensors: list[vkml.Tensor]) -> vkml.Tensor:

@@ -49,6 +49,26 @@ def inputs(dtype: str) -> dict[str, np.ndarray]:
     return {k: v.astype(npdt) for k, v in {"a": a, "b": b, "pos": pos, "mid": mid}.items()}
 
 
+BITCAST_PARTNER = {
+    "float32": "uint32", "uint32": "float32", "int32": "float32", "int64": "float64",
+    "float64": "int64", "float16": "bfloat16", "bfloat16": "float16",
+}  # fmt: skip
+
+
+def shift_edges(dtype: str, device: vkml.Device) -> tuple[vkml.Tensor, vkml.Tensor]:
+    """(values as a column, amounts as a row): the extremes of ``dtype`` shifted by amounts
+    in and outside ``[0, bits)``, negative ones too for signed dtypes."""
+    info = np.iinfo(dtype)
+    bits = info.bits
+    values = [info.min, info.min + 1, -5, -1, 0, 1, 12345, info.max - 1, info.max]
+    amounts = [0, 1, 7, bits - 1, bits, bits + 1, 100, info.max]
+    if info.min < 0:
+        amounts += [-1, info.min]
+    values = list(dict.fromkeys(v for v in values if info.min <= v <= info.max))
+    x = vkml.tensor(np.array(values, dtype).reshape(-1, 1), device=device)
+    return x, vkml.tensor(np.array(amounts, dtype).reshape(1, -1), device=device)
+
+
 def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     """name -> (op under test, a function of the operand tensors), for every op on ``dtype``."""
     p: dict[str, tuple[str, Program]] = {}
@@ -72,6 +92,18 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["matmul"] = ("matmul", lambda t: t["pos"] @ t["pos"].transpose())
         p["add_scalar"] = ("add", lambda t: t["a"] + 3)
         p["mul_scalar_float"] = ("mul", lambda t: t["a"] * 0.5)
+    if dtype in INTS:
+        p["bitwise_and"] = ("bitwise_and", lambda t: vkml.bitwise_and(t["a"], t["b"]))
+        p["bitwise_or"] = ("bitwise_or", lambda t: vkml.bitwise_or(t["a"], t["b"]))
+        p["bitwise_xor"] = ("bitwise_xor", lambda t: vkml.bitwise_xor(t["a"], t["b"]))
+        p["xor_scalar"] = ("bitwise_xor", lambda t: vkml.bitwise_xor(t["a"], 0x2D))
+        p["left_shift"] = ("left_shift", lambda t: vkml.left_shift(t["a"], t["b"]))
+        p["right_shift"] = ("right_shift", lambda t: vkml.right_shift(t["a"], t["b"]))
+        for op in ("left_shift", "right_shift"):
+            # extreme values by every amount, those outside [0, bits) included
+            p[f"{op}_edges"] = (op, (lambda o: lambda t: getattr(vkml, o)(*shift_edges(dtype, t["a"].device)))(op))
+    if dtype != "bool":
+        p["bitcast"] = ("bitcast", lambda t: vkml.bitcast(t["a"], BITCAST_PARTNER[dtype]))
     p["eq"] = ("eq", lambda t: t["a"] == t["b"])
     p["ne"] = ("ne", lambda t: t["a"] != t["b"])
     p["where"] = ("where", lambda t: vkml.where(t["pos"] > t["pos"].amin(), t["a"], t["b"]))

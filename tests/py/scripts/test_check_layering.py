@@ -22,6 +22,7 @@ BASE: dict[str, str] = {
     "vkml/dialect/ir_helpers.py": "from . import __name__ as _name\n",
     "vkml/frontend/__init__.py": "from . import x\n",
     "vkml/frontend/x.py": "from vkml.dtypes import *\nfrom vkml.passes import Pass\n\nTensor = 1\n",
+    "vkml/nn/__init__.py": "from vkml.frontend import x\n",
     "vkml/examples/demo.py": "import vkml\n",
     "vkml/cli.py": "from vkml.examples import demo\n",
 }
@@ -58,11 +59,12 @@ def assert_violation(result: subprocess.CompletedProcess[str], line: str) -> Non
 def test_clean_tree_passes_after_write(tmp_path: Path) -> None:
     result = write_and_check(tmp_path, {})
     assert result.returncode == 0, result.stdout
-    assert result.stdout.strip() == "layering: 11 modules, 8 layers, 0 violations"
+    assert result.stdout.strip() == "layering: 12 modules, 9 layers, 0 violations"
     doc = (tmp_path / "docs" / "architecture.md").read_text()
     assert "python scripts/check_layering.py --write" in doc
     assert "```mermaid\nflowchart TD\n" in doc
-    assert "    L5 -->|1| L4\n" in doc  # api -> frontend
+    assert "    L6 -->|1| L4\n" in doc  # api -> frontend
+    assert "    L5 -->|1| L4\n" in doc  # nn -> frontend
     assert "    L4 -->|1| L3\n" in doc and "    L4 -->|1| L0\n" in doc  # frontend -> passes, L0
     assert "    L1 -->|1| L0\n" in doc  # `from vkml import errors` resolves to errors.py
     assert "| L4 | frontend | `vkml/frontend/` | 2 | passes (1), errors+dtypes (1) |" in doc

@@ -1,0 +1,96 @@
+"""The Vulkan device (lavapipe in CI): every op against the reference device, transfers,
+errors. Skipped, with the way to enable it, where no Vulkan device exists."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import vkml
+from vkml.frontend.optable import OPS
+from vkml.runtime.vulkan import vulkan_device_reports
+
+ops_test = importlib.import_module("frontend.test_ops_vs_reference")
+
+pytestmark = pytest.mark.skipif(
+    not vulkan_device_reports(),
+    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
+    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
+)
+
+
+@pytest.fixture(scope="module")
+def vulkan() -> vkml.Device:
+    return vkml.device("vulkan:0")
+
+
+@pytest.mark.parametrize("dtype", ops_test.ALL)
+def test_every_op_matches_reference_on_vulkan(vulkan: vkml.Device, dtype: str) -> None:
+    if not vulkan.supports("add", vkml.dtypes.to_dtype(dtype)):
+        pytest.skip(f"{vulkan} does not support {dtype} (its support table refuses it)")
+    data = ops_test.inputs(dtype)
+    progs = {
+        name: (op, fn)
+        for name, (op, fn) in ops_test.programs(dtype).items()
+        if vulkan.supports(op, vkml.dtypes.to_dtype(dtype))
+        and (not name.startswith("astype_") or vulkan.supports("astype", vkml.dtypes.to_dtype(name.split("_")[-1])))
+    }
+    results = {}
+    for device in (vkml.reference, vulkan):
+        t = {k: vkml.tensor(v, device=device) for k, v in data.items()}
+        outs = {name: fn(t) for name, (_, fn) in progs.items()}
+        vkml.realize(*outs.values())
+        results[device.name] = {k: v.numpy() for k, v in outs.items()}
+    failures = []
+    for name, (op, _) in progs.items():
+        try:
+            ops_test._check(name, op, results[vulkan.name][name], results["reference"][name], dtype)
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n\n".join(failures)
+
+
+def test_support_table_is_a_subset_of_cpu_and_reference(vulkan: vkml.Device) -> None:
+    # support(reference) ⊇ support(cpu) ⊇ support(vulkan)
+    for op in OPS:
+        for dtype in vkml.dtypes.ALL:
+            if vulkan.supports(op, dtype):
+                assert vkml.cpu.supports(op, dtype), (op, dtype)
+                assert vkml.reference.supports(op, dtype), (op, dtype)
+    assert not vulkan.supports("exp", vkml.float64)
+
+
+def test_mixed_devices_name_both(vulkan: vkml.Device) -> None:
+    a = vkml.tensor(np.zeros((2, 2), np.float32))
+    b = vkml.tensor(np.zeros((2, 2), np.float32), device=vulkan)
+    with pytest.raises(vkml.DeviceError) as info:
+        vkml.matmul(a, b)
+    assert str(info.value) == "'matmul' operands are on different devices: cpu and vulkan:0"
+
+
+def test_transfers_both_ways_keep_bits(vulkan: vkml.Device) -> None:
+    x = np.array([1.5, -0.0, np.inf, 3.25], np.float32)
+    on = vkml.tensor(x).to(vulkan)
+    back = (on * 2.0).to(vkml.cpu)
+    assert on.device is vulkan and back.device is vkml.cpu
+    assert np.array_equal((x * 2).view(np.uint32), back.numpy().view(np.uint32))
+
+
+def test_asking_for_a_missing_vulkan_device_lists_the_devices(vulkan: vkml.Device) -> None:
+    with pytest.raises(vkml.DeviceError, match=r"'vulkan:7'.*cpu, reference.*vulkan:0"):
+        vkml.device("vulkan:7")
+
+
+def test_target_follows_the_device_report(vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vkml.frontend.devices import vulkan_target_for
+
+    report = vulkan.report
+    if "llvmpipe" in report.name:
+        assert vulkan.target.flags[0] == "--iree-vulkan-target=llvmpipe"
+    monkeypatch.setenv("VKML_VULKAN_TARGET", "ampere")
+    assert vulkan_target_for(report) == "ampere"
+    monkeypatch.setenv("VKML_VULKAN_TARGET", "hopper")  # unknown to IREE: would crash it
+    with pytest.raises(vkml.DeviceError, match="hopper"):
+        vulkan_target_for(report)

@@ -1,0 +1,18 @@
+"""vkml.nn: modules, layers, losses and optimisers on vkml's lazy tensors.
+
+A training step is one invocation: ``opt.step(lambda: loss_fn(model(x), y))`` builds the
+forward, the backward and the update as one graph, realizes it once and rebinds the
+parameters to their new values. See docs/nn.md.
+"""
+
+from __future__ import annotations
+
+from vkml.nn.layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sequential
+from vkml.nn.losses import cross_entropy, mse_loss
+from vkml.nn.module import Module
+from vkml.nn.optim import SGD, Adam, AdamW, Optimizer
+
+__all__ = [
+    "GELU", "SGD", "Adam", "AdamW", "Dropout", "Embedding", "LayerNorm", "Linear", "Module",
+    "Optimizer", "ReLU", "Sequential", "cross_entropy", "mse_loss",
+]  # fmt: skip

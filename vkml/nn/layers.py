@@ -1,0 +1,233 @@
+"""Layers: Linear, Sequential, ReLU, GELU, Dropout, LayerNorm, Embedding.
+
+Parameters are leaf tensors (``requires_grad_()``) made lazily from a random key
+(``vkml.random``, bit-identical on every device), so the same key gives the same initial
+weights on cpu and on reference. They are realized by the first thing that needs them: an
+optimiser (one invocation for all of them), ``Module.materialize()`` or an observation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from vkml.dtypes import DType, float32, to_dtype
+from vkml.errors import DTypeError, ShapeError
+from vkml.frontend import random as _random
+from vkml.frontend.creation import arange, full
+from vkml.frontend.ops import where
+from vkml.frontend.tensor import Tensor
+from vkml.nn.module import Module, defer_update, materialize
+
+
+def _two_keys(key: Tensor) -> tuple[Tensor, Tensor]:
+    keys = _random.split(key, 2)
+    return keys[0], keys[1]
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``, initialised as PyTorch's ``nn.Linear``.
+
+    Args:
+        in_features: size of the last axis of the input.
+        out_features: size of the last axis of the output.
+        bias: whether to add a learned bias.
+        key: a ``vkml.random.key``; the parameters live on its device.
+        dtype: floating-point dtype of the parameters.
+
+    ``weight`` has shape ``(out_features, in_features)``; it and ``bias`` are drawn from
+    uniform(-1/sqrt(in_features), 1/sqrt(in_features)).
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, *, key: Tensor,
+        dtype: Any = float32,
+    ) -> None:  # fmt: skip
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1.0 / math.sqrt(in_features)
+        wkey, bkey = _two_keys(key)
+        target = _float_dtype("Linear", dtype)
+        self.weight = _random.uniform(wkey, (out_features, in_features), target, -bound, bound)
+        self.weight.requires_grad_()
+        self.bias: Tensor | None = None
+        if bias:
+            self.bias = _random.uniform(bkey, (out_features,), target, -bound, bound)
+            self.bias.requires_grad_()
+
+    def forward(self, x: Tensor) -> Tensor:
+        _check_last_axis("Linear", x, self.in_features)
+        y = x @ self.weight.T
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Sequential(Module):
+    """Calls its layers in order, each on the previous one's output."""
+
+    def __init__(self, *layers: Module) -> None:
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, Module):
+                raise TypeError(f"Sequential: layer {i} is a {type(layer).__name__}, not a Module")
+        self.layers = list(layers)
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        return ((str(i), m) for i, m in enumerate(self.layers))
+
+    def forward(self, x: Any) -> Any:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def __getitem__(self, index: int) -> Module:
+        return self.layers[index]
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self.layers)
+
+
+class ReLU(Module):
+    """``max(x, 0)``; NaN stays NaN."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.relu()
+
+
+class GELU(Module):
+    """Exact GELU, ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (PyTorch's default)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.gelu()
+
+
+class Dropout(Module):
+    """In training mode, zero each element with probability ``p`` and scale the rest by
+    ``1 / (1 - p)``; in evaluation mode, the identity.
+
+    The randomness is keyed and the key is data, never a Python constant, so a training
+    step has the same graph every step. Either pass a key per call (``drop(x, key=k)``) or
+    let the layer hold one: each call then splits the held key, uses one half and keeps the
+    other, and the optimiser's next step realizes the advanced key with the step itself.
+
+    Args:
+        p: the probability of zeroing an element, in [0, 1).
+        key: the held key (default ``vkml.random.key(0)`` on the input's device).
+    """
+
+    def __init__(self, p: float = 0.5, *, key: Tensor | None = None) -> None:
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"Dropout: p={p} must be in [0, 1)")
+        self.p = float(p)
+        self.key: Tensor | None = None
+        if key is not None:
+            self.key = Tensor(key._node)
+            materialize([self.key])  # data from the start: step 1 has step 2's structure
+
+    def forward(self, x: Tensor, key: Tensor | None = None) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if key is None:
+            if self.key is None:
+                self.key = _random.key(0, device=x.device)
+                materialize([self.key])
+            held, key = _two_keys(self.key)
+            defer_update(self.key, held)
+        keep = _random.uniform(key, x.shape) >= self.p
+        return where(keep, x * (1.0 / (1.0 - self.p)), 0.0)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class LayerNorm(Module):
+    """Normalise over the last axes to mean 0 and variance 1, then scale and shift.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias`` with the biased variance, as PyTorch.
+
+    Args:
+        normalized_shape: the trailing shape to normalise over (an int for one axis).
+        eps: added to the variance.
+        elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros).
+        dtype, device: of the parameters.
+    """
+
+    def __init__(
+        self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
+        elementwise_affine: bool = True, *, dtype: Any = float32, device: Any = None,
+    ) -> None:  # fmt: skip
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(int(s) for s in shape)
+        self.eps = float(eps)
+        target = _float_dtype("LayerNorm", dtype)
+        self.weight: Tensor | None = None
+        self.bias: Tensor | None = None
+        if elementwise_affine:
+            self.weight = full(self.normalized_shape, 1.0, target, device).requires_grad_()
+            self.bias = full(self.normalized_shape, 0.0, target, device).requires_grad_()
+
+    def forward(self, x: Tensor) -> Tensor:
+        n = len(self.normalized_shape)
+        if x.shape[len(x.shape) - n:] != self.normalized_shape:
+            raise ShapeError(f"LayerNorm{self.normalized_shape}: input of shape {x.shape} does "
+                             f"not end with {self.normalized_shape}")
+        axes = tuple(range(x.ndim - n, x.ndim))
+        centred = x - x.mean(axis=axes, keepdims=True)
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        y = centred * (var + self.eps).rsqrt()
+        if self.weight is not None and self.bias is not None:
+            y = y * self.weight + self.bias
+        return y
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Embedding(Module):
+    """A lookup table: integer ids ``(...)`` to rows of ``weight`` ``(...,  dim)``.
+
+    There is no gather op: the lookup is a one-hot matrix times the table, so its gradient
+    is a matmul too. An id outside ``[0, num_embeddings)`` gives a row of zeros.
+
+    Args:
+        num_embeddings: rows of the table.
+        embedding_dim: size of each row.
+        key: a ``vkml.random.key``; the table (drawn from normal(0, 1), as PyTorch) lives
+            on its device.
+    """
+
+    def __init__(
+        self, num_embeddings: int, embedding_dim: int, *, key: Tensor, dtype: Any = float32
+    ) -> None:
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        target = _float_dtype("Embedding", dtype)
+        self.weight = _random.normal(key, (num_embeddings, embedding_dim), target)
+        self.weight.requires_grad_()
+
+    def forward(self, ids: Tensor) -> Tensor:
+        if not ids.dtype.is_integer:
+            raise DTypeError(f"Embedding: ids must be integers, got {ids.dtype}")
+        table = arange(self.num_embeddings, dtype=ids.dtype, device=ids.device)
+        one_hot = (ids.unsqueeze(-1) == table).astype(self.weight.dtype)
+        return one_hot @ self.weight
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+def _float_dtype(layer: str, dtype: Any) -> DType:
+    target = to_dtype(dtype)
+    if not target.is_float:
+        raise DTypeError(f"{layer}: parameters must be floating-point, got {target}")
+    return target
+
+
+def _check_last_axis(layer: str, x: Tensor, size: int) -> None:
+    if not x.shape or x.shape[-1] != size:
+        raise ShapeError(f"{layer}: expected an input whose last axis has {size} elements, "
+                         f"got shape {x.shape}")

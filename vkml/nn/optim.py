@@ -1,0 +1,249 @@
+"""Optimisers: SGD (momentum, weight decay, Nesterov), Adam and AdamW.
+
+``step(closure)`` is a whole training step as ONE invocation: the closure builds the loss
+lazily, autograd's functional ``value_and_grad`` adds the backward graph, the optimiser adds
+the update graph, and one ``realize`` computes the loss, the new parameters and the new
+optimiser state together. Then every parameter and state tensor is *rebound* to its new
+value as a fresh data node (``vkml.nn.module.rebind``): graphs never grow across steps.
+
+Everything that changes from step to step is a tensor argument, never a Python number baked
+into the graph: the learning rate, Adam's bias corrections (kept as state and advanced by
+the step). So from the second step on the step graph has the same structure and the device
+finds its compiled executable in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.dtypes import float32
+from vkml.errors import DTypeError, GradientError
+from vkml.frontend.autograd import value_and_grad
+from vkml.frontend.creation import realize, tensor
+from vkml.frontend.tensor import Tensor
+from vkml.nn.module import check_devices, materialize, rebind, take_deferred
+
+State = dict[str, Tensor]
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    return tensor(np.zeros(p.shape, p.dtype.numpy), p.dtype, p.device)
+
+
+def _scalar(value: float, device: Any) -> Tensor:
+    return tensor(np.float32(value), float32, device)
+
+
+class Optimizer:
+    """Holds parameters and per-parameter state; ``step`` updates them in one invocation.
+
+    Subclasses define ``init_state`` (per parameter), ``init_shared`` (scalars shared by all
+    parameters), ``advance`` (the shared scalars of the next step) and ``update`` (one
+    parameter's new value and state), all lazily.
+    """
+
+    def __init__(self, params: Iterable[Tensor], lr: float) -> None:
+        unique: dict[int, Tensor] = {}
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: parameters must be vkml Tensors, got "
+                                f"{type(p).__name__}")
+            if not p.dtype.is_float:
+                raise DTypeError(f"{type(self).__name__}: parameters must be floating-point, "
+                                 f"got {p.dtype}")
+            unique.setdefault(id(p), p)
+        if not unique:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        self.params: list[Tensor] = list(unique.values())
+        self.device = check_devices(type(self).__name__, self.params)
+        self._lr = _scalar(lr, self.device)
+        self._lr_value = float(lr)
+        self.state: list[State] = [self.init_state(p) for p in self.params]
+        self.shared: State = self.init_shared()
+        self.steps = 0
+        # one invocation makes every parameter (lazily initialised) a fresh data node
+        materialize(self.params)
+
+    @property
+    def lr(self) -> float:
+        """The learning rate; setting it uploads a new value (no recompile)."""
+        return self._lr_value
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self._lr, self._lr_value = _scalar(value, self.device), float(value)
+
+    # -- what a subclass defines ------------------------------------------------------------
+    def init_state(self, p: Tensor) -> State:
+        return {}
+
+    def init_shared(self) -> State:
+        return {}
+
+    def advance(self, shared: State) -> State:
+        return shared
+
+    def update(
+        self, p: Tensor, g: Tensor, state: State, shared: State, lr: Tensor
+    ) -> tuple[Tensor, State]:
+        raise NotImplementedError
+
+    # -- the step ---------------------------------------------------------------------------
+    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
+        """One optimisation step.
+
+        Args:
+            closure: computes the loss (a one-element float tensor) from the parameters. With
+                it, the forward, the backward and the update run as ONE invocation and
+                ``.grad`` is neither read nor written. Without it, the step uses each
+                parameter's ``.grad`` (from ``backward()``) and skips those that have none.
+
+        Returns:
+            The loss (realized, with no history) when a closure is given, else None.
+        """
+        if closure is not None:
+            loss, grads = self._value_and_grads(closure)
+            pairs = list(zip(self.params, grads, self.state))
+        else:
+            loss = None
+            pairs = [(p, p.grad, s) for p, s in zip(self.params, self.state) if p.grad is not None]
+            if not pairs:
+                raise GradientError("step(): no parameter has a .grad; call loss.backward() "
+                                    "first or pass a closure: step(lambda: loss_fn())")
+        shared = self.advance(self.shared)
+        rebound: list[tuple[Tensor, Tensor]] = list(zip(self.shared.values(), shared.values()))
+        for p, g, state in pairs:
+            lr = self._lr if self._lr.dtype is p.dtype else self._lr.astype(p.dtype)
+            new_p, new_state = self.update(p, g, state, shared, lr)
+            rebound.append((p, new_p.astype(p.dtype)))
+            rebound += [(state[k], new_state[k]) for k in state]
+        rebound += [(t, t) for t in take_deferred(self.device)]
+        realize(*([loss] if loss is not None else []), *(new for _, new in rebound))
+        for t, new in rebound:
+            rebind(t, new)
+        self.steps += 1
+        if loss is None:
+            return None
+        out = Tensor(loss._node)
+        rebind(out, loss)
+        return out
+
+    def _value_and_grads(self, closure: Callable[[], Tensor]) -> tuple[Tensor, Sequence[Tensor]]:
+        params = self.params
+
+        def loss_of(*values: Tensor) -> Tensor:
+            # the closure reads the parameters through the module: point them at the nodes
+            # value_and_grad differentiates with respect to, for the closure's duration
+            saved = [p._node for p in params]
+            for p, v in zip(params, values):
+                p._node = v._node
+            try:
+                return closure()
+            finally:
+                for p, node in zip(params, saved):
+                    p._node = node
+
+        loss, grads = value_and_grad(loss_of, argnums=tuple(range(len(params))))(*params)
+        return loss, grads
+
+    def zero_grad(self) -> None:
+        """Forget every parameter's accumulated ``.grad``."""
+        for p in self.params:
+            p.grad = None
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as PyTorch's ``torch.optim.SGD``.
+
+    ``g += weight_decay * p``; with momentum ``buf = momentum * buf + g`` and ``g = buf``
+    (or ``g + momentum * buf`` with Nesterov); ``p -= lr * g``.
+    """
+
+    def __init__(
+        self, params: Iterable[Tensor], lr: float, momentum: float = 0.0,
+        weight_decay: float = 0.0, nesterov: bool = False,
+    ) -> None:  # fmt: skip
+        if nesterov and momentum <= 0:
+            raise ValueError("SGD: nesterov needs a positive momentum")
+        self.momentum, self.weight_decay = float(momentum), float(weight_decay)
+        self.nesterov = nesterov
+        super().__init__(params, lr)
+
+    def init_state(self, p: Tensor) -> State:
+        return {"momentum_buffer": _zeros_like(p)} if self.momentum else {}
+
+    def update(
+        self, p: Tensor, g: Tensor, state: State, shared: State, lr: Tensor
+    ) -> tuple[Tensor, State]:
+        if self.weight_decay:
+            g = g + p * self.weight_decay
+        if not self.momentum:
+            return p - lr * g, {}
+        buf = state["momentum_buffer"] * self.momentum + g
+        step = g + buf * self.momentum if self.nesterov else buf
+        return p - lr * step, {"momentum_buffer": buf}
+
+
+class Adam(Optimizer):
+    """Adam, as PyTorch's ``torch.optim.Adam`` (weight decay as an L2 term in the gradient).
+
+    The bias corrections ``1 - beta ** t`` are state tensors advanced each step by
+    ``c = c * beta + (1 - beta)``: no step count is baked into the graph, and the value is
+    accurate where ``1 - beta ** t`` in float32 would cancel.
+    """
+
+    decoupled = False
+
+    def __init__(
+        self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0.0,
+    ) -> None:  # fmt: skip
+        for b in betas:
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"{type(self).__name__}: betas {betas} must be in [0, 1)")
+        self.betas = (float(betas[0]), float(betas[1]))
+        self.eps, self.weight_decay = float(eps), float(weight_decay)
+        super().__init__(params, lr)
+
+    def init_state(self, p: Tensor) -> State:
+        return {"exp_avg": _zeros_like(p), "exp_avg_sq": _zeros_like(p)}
+
+    def init_shared(self) -> State:
+        return {"bias_correction1": _scalar(0.0, self.device),
+                "bias_correction2": _scalar(0.0, self.device)}
+
+    def advance(self, shared: State) -> State:
+        b1, b2 = self.betas
+        return {"bias_correction1": shared["bias_correction1"] * b1 + (1.0 - b1),
+                "bias_correction2": shared["bias_correction2"] * b2 + (1.0 - b2)}
+
+    def update(
+        self, p: Tensor, g: Tensor, state: State, shared: State, lr: Tensor
+    ) -> tuple[Tensor, State]:
+        b1, b2 = self.betas
+        if self.weight_decay and self.decoupled:
+            p = p * (1.0 - lr * self.weight_decay)
+        elif self.weight_decay:
+            g = g + p * self.weight_decay
+        m = state["exp_avg"]
+        m = m + (g - m) * (1.0 - b1)  # PyTorch's lerp
+        v = state["exp_avg_sq"] * b2 + g * g * (1.0 - b2)
+        bc1, bc2 = (shared[k].astype(p.dtype) for k in ("bias_correction1", "bias_correction2"))
+        denom = v.sqrt() / bc2.sqrt() + self.eps
+        return p - (lr / bc1) * (m / denom), {"exp_avg": m, "exp_avg_sq": v}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the update),
+    as PyTorch's ``torch.optim.AdamW`` (default ``weight_decay=0.01``)."""
+
+    decoupled = True
+
+    def __init__(
+        self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 1e-2,
+    ) -> None:  # fmt: skip
+        super().__init__(params, lr, betas, eps, weight_decay)
