@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from vkml.errors import DTypeError, GradientError, ShapeError
-from vkml.frontend.graph import Node
+from vkml.frontend.graph import Node, toposort
 from vkml.frontend.optable import OPS
 from vkml.frontend.tensor import Tensor
 
@@ -165,23 +165,11 @@ def _walk(root: Node, targets: Collection[Node]) -> tuple[list[Node], set[Node]]
     targets, at no_grad/detach nodes and at non-float nodes (no gradient flows through them).
     """
     targets = targets if isinstance(targets, (set, frozenset)) else set(targets)
-    order: list[Node] = []
-    seen: set[Node] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        if node in targets or not node.dtype.is_float or not node.src or node in _STOPS:
-            continue
-        for s in reversed(node.src):
-            if s not in seen:
-                stack.append((s, False))
+
+    def descend(node: Node) -> bool:
+        return not (node in targets or not node.dtype.is_float or node in _STOPS)
+
+    order = toposort([root], descend)
     reaching: set[Node] = set()
     kept: list[Node] = []
     for node in order:

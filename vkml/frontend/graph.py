@@ -9,7 +9,7 @@ node. No walk here recurses, so 100,000-node chains build, realize and free safe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from vkml.dtypes import DType
@@ -114,10 +114,12 @@ _set_storage = Node._storage.__set__  # type: ignore[attr-defined]
 _set_computed = Node._computed.__set__  # type: ignore[attr-defined]
 
 
-def toposort(roots: Iterable[Node]) -> list[Node]:
+def toposort(roots: Iterable[Node], descend: Callable[[Node], bool] | None = None) -> list[Node]:
     """Every node the roots need, sources before users; computed nodes are leaves.
 
     Iterative depth-first post-order: a node is emitted once, after all its sources.
+    ``descend(node)`` decides instead whether a node's sources are visited (autograd walks
+    below computed nodes and stops elsewhere).
     """
     order: list[Node] = []
     seen: set[Node] = set()
@@ -135,7 +137,7 @@ def toposort(roots: Iterable[Node]) -> list[Node]:
                 continue
             seen.add(node)
             stack.append((node, True))
-            if not node._computed:
+            if (not node._computed) if descend is None else descend(node):
                 for s in reversed(node.src):
                     if s not in seen:
                         stack.append((s, False))

@@ -172,23 +172,29 @@ def _check(name: str, opname: str, got: np.ndarray, want: np.ndarray, dtype: str
         assert_within_ulp(got, want, op.ulp, what)
 
 
-@pytest.mark.parametrize("dtype", ALL)
-def test_every_op_matches_reference(dtype: str) -> None:
+def check_against_reference(
+    device: vkml.Device, dtype: str, progs: dict[str, tuple[str, Program]]
+) -> None:
+    """Run ``progs`` on ``device`` and on the reference (one realize each) and compare."""
     data = inputs(dtype)
-    progs = programs(dtype)
     results = {}
-    for device in (vkml.reference, vkml.cpu):
-        t = {k: vkml.tensor(v, device=device) for k, v in data.items()}
+    for where in (vkml.reference, device):
+        t = {k: vkml.tensor(v, device=where) for k, v in data.items()}
         outs = {name: fn(t) for name, (_, fn) in progs.items()}
         vkml.realize(*outs.values())
-        results[device.name] = {k: v.numpy() for k, v in outs.items()}
+        results[where.name] = {k: v.numpy() for k, v in outs.items()}
     failures = []
     for name, (op, _) in progs.items():
         try:
-            _check(name, op, results["cpu"][name], results["reference"][name], dtype)
+            _check(name, op, results[device.name][name], results["reference"][name], dtype)
         except AssertionError as exc:
             failures.append(str(exc))
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_every_op_matches_reference(dtype: str) -> None:
+    check_against_reference(vkml.cpu, dtype, programs(dtype))
 
 
 def test_every_table_op_is_exercised() -> None:
