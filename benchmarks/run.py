@@ -1,7 +1,7 @@
 """Run vkml's benchmarks beside NumPy, PyTorch, JAX and raw IREE; print and save a markdown table.
 
 Usage: ``python benchmarks/run.py [--quick] [--only NAME[,NAME]] [--output PATH]``
-(``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain (or 1-6).
+(``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain, mlpstep (or 1-7).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import chain, report
+from benchmarks import chain, mlp, report
 from benchmarks.cases import CASES
 from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure
 
-ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain"]
+ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep"]
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.md"
 
 
@@ -41,14 +41,19 @@ def _selected(only: str | None) -> list[str]:
     names = []
     for part in only.split(","):
         part = part.strip()
-        name = ORDER[int(part) - 1] if part.isdigit() and 1 <= int(part) <= 6 else part
+        in_range = part.isdigit() and 1 <= int(part) <= len(ORDER)
+        name = ORDER[int(part) - 1] if in_range else part
         if name not in ORDER:
-            raise SystemExit(f"unknown benchmark {part!r}; choose from {', '.join(ORDER)} or 1-6")
+            raise SystemExit(
+                f"unknown benchmark {part!r}; choose from {', '.join(ORDER)} or 1-{len(ORDER)}"
+            )
         names.append(name)
     return names
 
 
 def _runner(name: str, args: argparse.Namespace) -> Callable[[Budget], list[Bench]]:
+    if name == "mlpstep":
+        return mlp.bench_mlp_step
     if name != "bigchain":
         return CASES[name]
     if args.chain_sizes:
