@@ -38,7 +38,7 @@ from vkml.errors import (
 from vkml.frontend import random
 from vkml.frontend.autograd import grad, no_grad, value_and_grad
 from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
-from vkml.frontend.devices import Device, cpu, device, reference
+from vkml.frontend.devices import Device, best_device, cpu, device, reference
 from vkml.frontend.eager import is_eager, set_eager
 from vkml.frontend.ops import (
     amax,
@@ -207,7 +207,7 @@ __all__ = [
     "AxisError", "CompileError", "DTypeError", "DataError", "Device", "DeviceError", "DType",
     "GradientError", "IndexingError", "InvocationError", "ShapeError", "Tensor",
     "UnsupportedOperatorError", "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax",
-    "argmin", "astype", "bfloat16", "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "argmin", "astype", "best_device", "bfloat16", "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bool_", "broadcast_to", "clip", "concatenate", "cos", "cpu", "device", "divide",
     "emit_mlir", "equal", "erf", "exp", "expand", "float16", "float32", "float64", "full",
     "gelu", "grad", "greater", "greater_equal", "int32", "int64", "is_eager", "left_shift",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
+import vkml
 from vkml.dialect.ir import COMPILER_VERSION
 from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.passes.cache import default_cache, vkml_version
@@ -85,6 +86,34 @@ def version(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def devices(args: argparse.Namespace) -> int:
+    """Print every device: cpu, reference, and each Vulkan device with what it reports."""
+    from vkml.runtime.vulkan import vulkan_device_reports
+
+    reports = vulkan_device_reports()
+    best = vkml.best_device()
+    rows = [
+        ("cpu", "IREE llvm-cpu (local-task)", "cpu", "", "", "", "", ""),
+        ("reference", "NumPy interpreter (the oracle)", "cpu", "", "", "", "", ""),
+    ]
+    for r in reports:
+        features = ",".join(n for n, ok in (("f16", r.shader_float16), ("f64", r.shader_float64),
+                                            ("i64", r.shader_int64)) if ok)
+        rows.append((
+            f"vulkan:{r.index}", r.name, r.device_type, f"{r.driver_name} {r.driver_version}",
+            r.api_version, str(r.subgroup_size or ""), str(r.max_push_constants_size), features,
+        ))  # fmt: skip
+    print("| device | name | type | driver | Vulkan | subgroup | push constants | features |")
+    print("|---|---|---|---|---|---:|---:|---|")
+    for row in rows:
+        mark = " (best)" if row[0] == best.name else ""
+        print("| " + " | ".join([row[0] + mark, *row[1:]]) + " |")
+    if not reports:
+        print("\nno Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
+              "(apt-get install libvulkan1 mesa-vulkan-drivers)")
+    return EXIT_OK
+
+
 def demo(args: argparse.Namespace) -> int:
     """Run the main job, ``vkml.examples.digits.main([])``: train an MLP on the digits."""
     try:
@@ -117,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                    coverage)
     cov.add_argument("path", help="a file written with VKML_COVERAGE=PATH")
     _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
+    _command(commands, "devices", "every device, Vulkan ones with what they report", devices)
     _command(commands, "demo", "train an MLP on the handwritten digits (the main job)", demo)
     return parser
 

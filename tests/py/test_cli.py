@@ -180,3 +180,15 @@ def test_python_dash_m_vkml_error_has_no_traceback(tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert "does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_devices_lists_cpu_reference_and_vulkan(capsys: pytest.CaptureFixture[str]) -> None:
+    from vkml.cli import main
+    from vkml.runtime.vulkan import vulkan_device_reports
+
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "| cpu " in out and "| reference " in out
+    for report in vulkan_device_reports():
+        assert f"vulkan:{report.index}" in out and report.name in out
+    assert "(best)" in out

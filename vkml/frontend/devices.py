@@ -32,7 +32,7 @@ from vkml.runtime import (
     upload,
     upload_mappable,
 )
-from vkml.runtime.vulkan import VulkanDeviceReport, vulkan_device_reports
+from vkml.runtime.vulkan import VulkanDeviceReport, best_vulkan_report, vulkan_device_reports
 
 
 class Device:
@@ -359,6 +359,19 @@ def _vulkan_device(key: str) -> Device | None:
 
 def all_devices() -> list[Device]:
     return list(_DEVICES.values())
+
+
+def best_device() -> Device:
+    """The best device here: a discrete GPU, else an integrated one, else a virtual one, else a
+    CPU Vulkan implementation (lavapipe), else ``vkml.cpu``.
+
+    Vulkan device indices are not stable across environments (a container can number the
+    same GPU differently), so choosing by type, as this does, is the portable way.
+    """
+    best = best_vulkan_report(_vulkan_reports())
+    if best is None or best.device_type == "other":
+        return cpu
+    return device(f"vulkan:{best.index}")
 
 
 __all__ = ["Device", "all_devices", "cpu", "device", "reference"]

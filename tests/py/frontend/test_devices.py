@@ -73,3 +73,30 @@ def test_numpy_without_copy_is_a_read_only_view_with_the_same_values(device: str
     with pytest.raises(ValueError):
         view[0, 0] = 1
     assert y.numpy().flags.writeable  # the default is a fresh, writable copy
+
+
+def test_best_device_without_vulkan_is_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vkml.frontend import devices
+
+    monkeypatch.setattr(devices, "_VULKAN_REPORTS", [])
+    assert vkml.best_device() is vkml.cpu
+
+
+def test_best_device_prefers_a_discrete_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from vkml.frontend import devices
+    from vkml.runtime.vulkan import vulkan_device_reports
+
+    reports = vulkan_device_reports()
+    if not reports:
+        pytest.skip("no Vulkan device to model the reports on: apt-get install libvulkan1 "
+                    "mesa-vulkan-drivers")
+    cpu_like = dataclasses.replace(reports[0], index=0, device_type="cpu")
+    discrete = dataclasses.replace(reports[0], index=1, device_type="discrete")
+    monkeypatch.setattr(devices, "_VULKAN_REPORTS", [cpu_like, discrete])
+    monkeypatch.setitem(devices._DEVICES, "vulkan:1", devices.cpu)  # no real device 1
+    assert vkml.best_device() is devices.cpu  # what "vulkan:1" resolves to here
+    monkeypatch.setattr(devices, "_VULKAN_REPORTS", [cpu_like])
+    monkeypatch.delitem(devices._DEVICES, "vulkan:1")
+    assert vkml.best_device().name == "vulkan:0"
