@@ -10,7 +10,6 @@ import numpy as np
 
 from vkml.dtypes import (
     ALL,
-    DType,
     bool_,
     default_float,
     default_int,

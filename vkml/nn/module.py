@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import bfloat16
-from vkml.errors import DeviceError, DTypeError, ShapeError
+from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.creation import realize, tensor
 from vkml.frontend.graph import Node
 from vkml.frontend.tensor import Tensor
@@ -245,10 +245,3 @@ def _loaded(name: str, value: Any, like: Tensor) -> Tensor:
     return tensor(host, like.dtype, like.device)
 
 
-def check_devices(what: str, tensors: list[Tensor]) -> Any:
-    """The one device all ``tensors`` live on (DeviceError naming two otherwise)."""
-    first = tensors[0].device
-    for t in tensors[1:]:
-        if t.device is not first:
-            raise DeviceError(f"{what}: tensors are on different devices: {first} and {t.device}")
-    return first

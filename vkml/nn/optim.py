@@ -23,8 +23,9 @@ from vkml.dtypes import float32
 from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
+from vkml.frontend.ops import check_same_device
 from vkml.frontend.tensor import Tensor
-from vkml.nn.module import check_devices, materialize, rebind, take_deferred
+from vkml.nn.module import materialize, rebind, take_deferred
 
 State = dict[str, Tensor]
 
@@ -58,7 +59,7 @@ class Optimizer:
         if not unique:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         self.params: list[Tensor] = list(unique.values())
-        self.device = check_devices(type(self).__name__, self.params)
+        self.device = check_same_device(type(self).__name__, [p.node for p in self.params])
         self._lr = _scalar(lr, self.device)
         self._lr_value = float(lr)
         self.state: list[State] = [self.init_state(p) for p in self.params]
