@@ -83,3 +83,16 @@ def test_mse_loss_value_and_gradient_match_torch(reduction: str) -> None:
 def test_mse_loss_rejects_shapes_that_differ() -> None:
     with pytest.raises(vkml.ShapeError, match=r"prediction \(3,\) and target \(1,\) differ"):
         nn.mse_loss(vkml.zeros(3), vkml.zeros(1))
+
+
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+def test_cross_entropy_of_finite_extremes_is_never_nan(device: str) -> None:
+    # the NaN contract: a finite input never produces NaN, over the whole float32 range
+    big = 3.4e38
+    logits = np.array([[big, -big, 0.0], [-big, -big, -big], [1e-30, big, big]], np.float32)
+    labels = np.array([1, 2, 0], np.int64)
+    out = nn.cross_entropy(
+        vkml.tensor(logits, device=device), vkml.tensor(labels, device=device), reduction="none"
+    ).numpy()
+    assert not np.isnan(out).any(), out
+    assert out[1] == pytest.approx(np.log(3.0), rel=1e-6)  # equal scores: log(classes)
