@@ -16,6 +16,7 @@ from pathlib import Path
 import vkml
 from vkml.dialect.ir import COMPILER_VERSION
 from vkml.frontend.coverage import coverage_report, format_coverage
+from vkml.frontend.devices import vulkan_reports
 from vkml.passes.cache import default_cache, vkml_version
 
 EXIT_OK = 0
@@ -88,9 +89,7 @@ def version(args: argparse.Namespace) -> int:
 
 def devices(args: argparse.Namespace) -> int:
     """Print every device: cpu, reference, and each Vulkan device with what it reports."""
-    from vkml.runtime.vulkan import vulkan_device_reports
-
-    reports = vulkan_device_reports()
+    reports = vulkan_reports()
     best = vkml.best_device()
     rows = [
         ("cpu", "IREE llvm-cpu (local-task)", "cpu", "", "", "", "", ""),

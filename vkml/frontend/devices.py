@@ -329,7 +329,7 @@ def device(name: str | Device) -> Device:
     if found is None and key.startswith("vulkan"):
         found = _vulkan_device(key)
     if found is None:
-        vulkan = [f"vulkan:{r.index}" for r in _vulkan_reports()]
+        vulkan = [f"vulkan:{r.index}" for r in vulkan_reports()]
         present = ", ".join([*(d for d in _DEVICES if d not in vulkan), *vulkan])
         raise DeviceError(f"unknown device {name!r}; devices present: {present}")
     return found
@@ -338,7 +338,8 @@ def device(name: str | Device) -> Device:
 _VULKAN_REPORTS: list[VulkanDeviceReport] | None = None
 
 
-def _vulkan_reports() -> list[VulkanDeviceReport]:
+def vulkan_reports() -> list[VulkanDeviceReport]:
+    """The Vulkan devices' reports, read from the loader once per process."""
     global _VULKAN_REPORTS
     if _VULKAN_REPORTS is None:
         _VULKAN_REPORTS = vulkan_device_reports()
@@ -349,7 +350,7 @@ def _vulkan_device(key: str) -> Device | None:
     index = key.partition(":")[2] or "0"
     if not index.isdigit():
         return None
-    reports = _vulkan_reports()
+    reports = vulkan_reports()
     if int(index) >= len(reports):
         return None
     device = VulkanDevice(f"vulkan:{int(index)}", reports[int(index)])
@@ -368,7 +369,7 @@ def best_device() -> Device:
     Vulkan device indices are not stable across environments (a container can number the
     same GPU differently), so choosing by type, as this does, is the portable way.
     """
-    best = best_vulkan_report(_vulkan_reports())
+    best = best_vulkan_report(vulkan_reports())
     if best is None or best.device_type == "other":
         return cpu
     return device(f"vulkan:{best.index}")
