@@ -27,6 +27,8 @@ from vkml.errors import (
     CompileError,
     DataError,
     DeviceError,
+    DeviceFaultError,
+    DeviceMemoryError,
     DTypeError,
     GradientError,
     IndexingError,
@@ -204,7 +206,8 @@ def reset_stats() -> None:
 
 
 __all__ = [
-    "AxisError", "CompileError", "DTypeError", "DataError", "Device", "DeviceError", "DType",
+    "AxisError", "CompileError", "DTypeError", "DataError", "Device", "DeviceError",
+    "DeviceFaultError", "DeviceMemoryError", "DType",
     "GradientError", "IndexingError", "InvocationError", "ShapeError", "Tensor",
     "UnsupportedOperatorError", "VkmlError", "abs", "add", "amax", "amin", "arange", "argmax",
     "argmin", "astype", "best_device", "bfloat16", "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor",

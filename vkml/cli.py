@@ -14,7 +14,6 @@ from importlib import metadata
 from pathlib import Path
 
 import vkml
-from vkml.dialect.ir import COMPILER_VERSION
 from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.frontend.devices import vulkan_reports
 from vkml.passes.cache import default_cache, vkml_version
@@ -77,12 +76,16 @@ def coverage(args: argparse.Namespace) -> int:
 
 def version(args: argparse.Namespace) -> int:
     """Print the versions of vkml, the IREE compiler and the IREE runtime."""
+    print(f"vkml {vkml_version()}")
+    try:  # the compiler's own build version; a machine running precompiled modules has none
+        from vkml.dialect.ir import COMPILER_VERSION as compiler
+    except ImportError:
+        compiler = "not installed"
     try:
         runtime = metadata.version("iree-base-runtime")
     except metadata.PackageNotFoundError:
         runtime = "not installed"
-    print(f"vkml {vkml_version()}")
-    print(f"iree-base-compiler {COMPILER_VERSION}")
+    print(f"iree-base-compiler {compiler}")
     print(f"iree-base-runtime {runtime}")
     return EXIT_OK
 

@@ -13,6 +13,8 @@ __all__ = [
     "DTypeError",
     "DataError",
     "DeviceError",
+    "DeviceFaultError",
+    "DeviceMemoryError",
     "GradientError",
     "IndexingError",
     "InvocationError",
@@ -72,3 +74,30 @@ class CompileError(VkmlError, RuntimeError):
 
 class InvocationError(VkmlError, RuntimeError):
     """The compiled function failed while running; every node stays unrealized."""
+
+
+class DeviceFaultError(InvocationError):
+    """A device failed under vkml's work: it was lost, or it faulted mid-invocation.
+
+    Every node of the failed realize stays unrealized. ``device`` is the device's vkml name
+    (``"vulkan:0"``), ``status`` the IREE status code that reported the fault (``"INTERNAL"``,
+    ``"UNAVAILABLE"``, ``"ABORTED"``, ``"DATA_LOSS"``, ``"RESOURCE_EXHAUSTED"``, ...).
+    """
+
+    def __init__(self, message: str, device: str = "", status: str = "") -> None:
+        super().__init__(message)
+        self.device, self.status = device, status
+
+
+class DeviceMemoryError(DeviceFaultError, MemoryError):
+    """A device could not allocate what an upload or an invocation asked for.
+
+    ``nbytes`` is the size asked for, where vkml knows it. Nothing was computed; a smaller
+    request on the same device still works.
+    """
+
+    def __init__(
+        self, message: str, device: str = "", status: str = "", nbytes: int | None = None
+    ) -> None:
+        super().__init__(message, device, status)
+        self.nbytes = nbytes

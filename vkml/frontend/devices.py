@@ -11,7 +11,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,9 +20,9 @@ from vkml.dialect.builder import FENCE_ARG
 from vkml.dtypes import ALL, DType, bfloat16, float16, float64, int32, int64
 from vkml.errors import DeviceError
 from vkml.frontend.graph import Node
-from vkml.frontend.lower import lower_to_mlir, structure
+from vkml.frontend.lower import estimated_work, lower_to_mlir, structure
 from vkml.frontend.optable import OPS
-from vkml.passes.target import Target
+from vkml.passes.target import VULKAN_TARGETS, Target, vulkan_target
 from vkml.runtime import (
     Executable,
     allocate_mappable,
@@ -33,6 +33,10 @@ from vkml.runtime import (
     upload_mappable,
 )
 from vkml.runtime.vulkan import VulkanDeviceReport, best_vulkan_report, vulkan_device_reports
+
+
+# A prepared schedule: one storage per leaf in, one per root out, one invocation.
+Call = Callable[[Sequence[Any]], list[Any]]
 
 
 class Device:
@@ -69,6 +73,16 @@ class Device:
 
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
         """Compute ``roots`` from ``schedule`` in one go; return one storage per root."""
+        call, leaves = self.prepare(schedule, roots)
+        return call([leaf._storage for leaf in leaves])
+
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
+        """What computes ``roots`` from the schedule's leaves, and the leaves in argument order.
+
+        ``call(storages)`` takes one storage per leaf (the leaves' own, or others of the same
+        dtype and shape) and returns one per root, in one invocation; it can be called again
+        with new storages without walking the graph (``vkml.frontend.replay``).
+        """
         raise NotImplementedError
 
 
@@ -85,30 +99,41 @@ class ReferenceDevice(Device):
     def download(self, storage: np.ndarray, dtype: DType, copy: bool = True) -> np.ndarray:
         return np.array(storage, copy=True) if copy else storage  # storage is read-only
 
-    def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
+        leaves = [node for node in schedule if node._computed]
         # the side table: one value per topological position, nothing written on the nodes
-        position: dict[Node, int] = {}
-        values: list[np.ndarray] = []
-        for i, node in enumerate(schedule):
-            position[node] = i
-            if node._computed:
-                values.append(node._storage)
-                continue
-            inputs = [values[position[s]] for s in node.src]
-            out = OPS[node.op].reference(inputs, node.dtype, node.shape, dict(node.attrs))
-            if out.dtype != node.dtype.numpy or out.shape != node.shape:
-                raise AssertionError(
-                    f"reference '{node.op}' gave {out.dtype}{out.shape}, "
-                    f"expected {node.dtype.numpy}{node.shape}"
-                )
-            values.append(out)
-        bump("invocations")
-        results = []
-        for root in roots:
-            result = values[position[root]]
-            result.flags.writeable = False
-            results.append(result)
-        return results
+        position = {node: i for i, node in enumerate(schedule)}
+        # which nodes are leaves is decided now: the roots are computed after the first call
+        steps = [
+            (node, node._computed, [] if node._computed else [position[s] for s in node.src])
+            for node in schedule
+        ]
+        outputs = [position[r] for r in roots]
+
+        def call(storages: Sequence[Any]) -> list[Any]:
+            given = iter(storages)
+            values: list[np.ndarray] = []
+            for node, is_leaf, srcs in steps:
+                if is_leaf:
+                    values.append(next(given))
+                    continue
+                inputs = [values[i] for i in srcs]
+                out = OPS[node.op].reference(inputs, node.dtype, node.shape, dict(node.attrs))
+                if out.dtype != node.dtype.numpy or out.shape != node.shape:
+                    raise AssertionError(
+                        f"reference '{node.op}' gave {out.dtype}{out.shape}, "
+                        f"expected {node.dtype.numpy}{node.shape}"
+                    )
+                values.append(out)
+            bump("invocations")
+            results = []
+            for i in outputs:
+                result = values[i]
+                result.flags.writeable = False
+                results.append(result)
+            return results
+
+        return call, leaves
 
 
 log = logging.getLogger("vkml")
@@ -147,12 +172,12 @@ class IreeDevice(Device):
         return session(self.target.driver)
 
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
-        return upload(self.session, np.asarray(array, dtype=dtype.numpy), dtype)
+        return upload(self.session, np.asarray(array, dtype=dtype.numpy), dtype, device=self.name)
 
     def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         return download(storage, dtype, copy)
 
-    def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
         key, leaves = structure(schedule, roots)
         with self._lock:
             entry = self._executables.get(key)
@@ -172,7 +197,7 @@ class IreeDevice(Device):
             text = self._lower(schedule, roots)
             vmfb = default_cache().get_or_compile(text, self.target)
             trailing = [self._fence()] if f"{FENCE_ARG}: " in text else []
-            entry = (Executable(self.session, vmfb, "main", len(roots)), trailing)
+            entry = (Executable(self._session_for(schedule), vmfb, "main", len(roots)), trailing)
             with self._lock:
                 self._executables[key] = entry
                 while len(self._executables) > self.capacity:
@@ -180,7 +205,16 @@ class IreeDevice(Device):
         else:
             bump("cache_hits_memory")
         executable, trailing = entry
-        return self._invoke(executable, [leaf._storage for leaf in leaves], roots, trailing)
+        shapes = [(r.shape, r.dtype) for r in roots]
+
+        def call(storages: Sequence[Any]) -> list[Any]:
+            return self._invoke(executable, list(storages), shapes, trailing)
+
+        return call, leaves
+
+    def _session_for(self, schedule: Sequence[Node]) -> Any:
+        """The HAL session that runs this schedule's executable (the device's own here)."""
+        return self.session
 
     def _fence(self) -> Any:
         """The multiply fence every module that multiplies floats takes last: a 0 (see
@@ -193,9 +227,10 @@ class IreeDevice(Device):
         return lower_to_mlir(schedule, roots)
 
     def _invoke(
-        self, executable: Executable, args: list[Any], roots: Sequence[Node], trailing: list[Any]
-    ) -> list[Any]:
-        return executable.invoke(args + trailing)
+        self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],
+        trailing: list[Any],
+    ) -> list[Any]:  # fmt: skip
+        return executable.invoke(args + trailing, device=self.name, results=results)
 
     def clear_executables(self) -> None:
         with self._lock:
@@ -203,7 +238,23 @@ class IreeDevice(Device):
 
 
 class CpuDevice(IreeDevice):
+    """IREE llvm-cpu. Uploads and results live in host memory that both of IREE's CPU drivers
+    read, so each executable runs on the driver that suits its size: ``local-task`` (a thread
+    per core) for large graphs, ``local-sync`` (the calling thread, no hand-offs) for those
+    below ``SMALL_WORK`` element operations, where waking the workers costs more than they
+    save (ADR 0008). The code and so the results are the same on both."""
+
     kind = "cpu"
+
+    # measured on the 2-core development machine (ADR 0008): below ~8M element operations
+    # local-sync was faster (a 1,024-element 8-op chain 5 us vs 27 us; a 128^3 matmul 53 vs 109)
+    SMALL_WORK = 1 << 23
+    SMALL_DRIVER = "local-sync"
+
+    def _session_for(self, schedule: Sequence[Node]) -> Any:
+        if estimated_work(schedule) < self.SMALL_WORK:
+            return session(self.SMALL_DRIVER)
+        return self.session
 
     # IREE 3.13's llvm-cpu links no libm for these float64 functions ("undefined symbol:
     # tanh"); the reference device runs them.
@@ -211,15 +262,6 @@ class CpuDevice(IreeDevice):
 
     def supports(self, op: str, dtype: DType) -> bool:
         return op in OPS and (op, dtype) not in self.UNSUPPORTED
-
-
-# IREE 3.13's Vulkan target names (an unknown name crashes the compiler, so vkml checks).
-VULKAN_TARGETS = frozenset({
-    "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_120", "sm_121",
-    "pascal", "volta", "turing", "ampere", "ada", "a100", "rtx3080", "gfx90a", "gfx942",
-    "gfx1100", "rdna2", "rdna3", "rdna4", "cdna2", "cdna3", "rx7900xtx", "valhall", "valhall4",
-    "arm5gen", "mali-g715", "adreno", "videocore_vii", "llvmpipe", "vp_android_baseline_2022",
-})  # fmt: skip
 
 
 def vulkan_target_for(report: VulkanDeviceReport) -> str:
@@ -260,16 +302,11 @@ class VulkanDevice(IreeDevice):
     kind = "vulkan"
 
     def __init__(self, name: str, report: VulkanDeviceReport) -> None:
-        target_name = vulkan_target_for(report)
-        target = Target(
-            name=f"vulkan-spirv-{target_name}",
-            backend="vulkan-spirv",
+        # the same Target VKML_PRECOMPILE_VULKAN builds elsewhere, hence the same cache keys
+        target = vulkan_target(
+            vulkan_target_for(report),
+            float64=report.shader_float64,
             driver=f"vulkan://GPU-{report.device_uuid}" if report.device_uuid else "vulkan",
-            flags=(
-                f"--iree-vulkan-target={target_name}",
-                # keep float64 real where the device has it (IREE would demote it to f32)
-                f"--iree-input-demote-f64-to-f32={'false' if report.shader_float64 else 'true'}",
-            ),
         )
         super().__init__(name, target)
         self.report = report
@@ -297,16 +334,19 @@ class VulkanDevice(IreeDevice):
         return op in OPS and dtype not in self._refused
 
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
-        return upload_mappable(self.session, np.asarray(array, dtype=dtype.numpy), dtype)
+        host = np.asarray(array, dtype=dtype.numpy)  # a broadcast view stays a view: no copy
+        return upload_mappable(self.session, host, dtype, self.name, physical=self.report.name)
 
     def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
         return lower_to_mlir(schedule, roots, output_args=True)
 
     def _invoke(
-        self, executable: Executable, args: list[Any], roots: Sequence[Node], trailing: list[Any]
-    ) -> list[Any]:
-        outputs = [allocate_mappable(self.session, r.shape, r.dtype) for r in roots]
-        executable.invoke(args + outputs + trailing)
+        self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],
+        trailing: list[Any],
+    ) -> list[Any]:  # fmt: skip
+        sess, name, physical = self.session, self.name, self.report.name
+        outputs = [allocate_mappable(sess, shape, dtype, name, physical) for shape, dtype in results]
+        executable.invoke(args + outputs + trailing, device=name, physical=physical, results=results)
         return outputs
 
 

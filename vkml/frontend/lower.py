@@ -41,6 +41,30 @@ def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[An
     return (tuple(entries), tuple(position[r] for r in roots)), leaves
 
 
+def estimated_work(schedule: Sequence[Node]) -> int:
+    """A rough count of the element operations a schedule performs: each pending node's
+    largest operand or result, times the contracted extent for a matmul. It only chooses how
+    a CPU executable is run (``CpuDevice``), never what it computes."""
+    work = 0
+    for node in schedule:
+        if node._computed:
+            continue
+        size = _size(node.shape)
+        for s in node.src:
+            size = max(size, _size(s.shape))
+        if node.op == "matmul":
+            size = _size(node.shape) * node.src[0].shape[-1]
+        work += size
+    return work
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
 # elementwise chain: 58 s as one region, 12 s cut every 500 ops). Every SEGMENT_NODES nodes
 # the live values pass through an optimization barrier, which bounds the regions. Graphs

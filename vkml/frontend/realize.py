@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from vkml.errors import DeviceError, UnsupportedOperatorError
 from vkml.frontend.coverage import record_coverage
+from vkml.frontend.devices import Call
 from vkml.frontend.graph import Node, toposort
 from vkml.runtime import bump
 
@@ -32,12 +34,51 @@ def _step(name: str) -> None:
 
 def realize_nodes(nodes: Sequence[Node]) -> None:
     """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
+    _realize(nodes)
+
+
+class Replay:
+    """A realize kept for running again: the same graph on new leaf storages, one invocation,
+    with no graph walk (``record``).
+
+    ``leaves`` are the graph's inputs in argument order and ``roots`` its outputs, as they
+    were when recorded; ``run(storages)`` takes one storage per leaf (same dtypes and shapes)
+    and returns one per root.
+    """
+
+    __slots__ = ("device", "leaves", "roots", "_call")
+
+    def __init__(self, device: Any, leaves: list[Node], roots: list[Node], call: Call) -> None:
+        self.device = device
+        self.leaves = leaves
+        self.roots = roots
+        self._call = call
+
+    def run(self, storages: Sequence[Any]) -> list[Any]:
+        """One invocation of the recorded graph on ``storages``; one storage per root."""
+        results = self._call(storages)
+        bump("realizes")
+        return results
+
+
+def record(nodes: Sequence[Node]) -> Replay:
+    """Realize ``nodes`` as ``realize_nodes`` does, and return the realize for replaying.
+
+    The nodes must all be pending: a computed one would not be an output of the graph.
+    """
+    replay = _realize(nodes, keep=True)
+    if replay is None or len(replay.roots) != len(set(nodes)):
+        raise ValueError("record(): every node must be pending (not computed yet) and distinct")
+    return replay
+
+
+def _realize(nodes: Sequence[Node], keep: bool = False) -> Replay | None:
     roots: list[Node] = []
     for node in nodes:
         if not node._computed and node not in roots:
             roots.append(node)
     if not roots:
-        return
+        return None
     _step("toposort")
     schedule = toposort(roots)
     _step("device")
@@ -57,11 +98,13 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     if path:
         record_coverage(path, schedule, device.name)
     _step("bind")
+    call, leaves = device.prepare(schedule, roots)
     _step("invoke")
-    results = device.execute(schedule, roots)
+    results = call([leaf._storage for leaf in leaves])
     _step("mark")
     for node, storage in zip(roots, results):
         node._bind(storage)
     for node in roots:
         node._mark_computed()
     bump("realizes")
+    return Replay(device, leaves, roots, call) if keep else None

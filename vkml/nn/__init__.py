@@ -2,7 +2,8 @@
 
 A training step is one invocation: ``opt.step(lambda: loss_fn(model(x), y))`` builds the
 forward, the backward and the update as one graph, realizes it once and rebinds the
-parameters to their new values. See docs/nn.md.
+parameters to their new values; ``opt.compile_step(loss_fn)`` records that step once and
+replays it on each new batch without rebuilding the graph. See docs/nn.md.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from vkml.nn.layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Se
 from vkml.nn.losses import cross_entropy, mse_loss
 from vkml.nn.module import Module
 from vkml.nn.optim import SGD, Adam, AdamW, Optimizer
+from vkml.nn.step import CompiledStep
 
 __all__ = [
-    "GELU", "SGD", "Adam", "AdamW", "Dropout", "Embedding", "LayerNorm", "Linear", "Module",
+    "GELU", "SGD", "Adam", "AdamW", "CompiledStep", "Dropout", "Embedding", "LayerNorm", "Linear", "Module",
     "Optimizer", "ReLU", "Sequential", "cross_entropy", "mse_loss",
 ]  # fmt: skip

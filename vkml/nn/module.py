@@ -32,7 +32,7 @@ from vkml.frontend.tensor import Tensor
 
 # Tensors whose node is a pending state update (see the module docstring), keyed by id: a
 # WeakSet would compare tensors with ``==``, which is elementwise.
-_DEFERRED: dict[int, weakref.ref[Tensor]] = {}
+_DEFERRED: dict[int, tuple[weakref.ref[Tensor], Node]] = {}
 
 
 def rebind(t: Tensor, value: Tensor) -> None:
@@ -68,23 +68,27 @@ def defer_update(t: Tensor, value: Tensor) -> None:
     For state a forward pass advances (a dropout key): the update becomes part of the
     training step's single invocation, and the step graph keeps one structure.
     """
+    pending = _DEFERRED.get(id(t))
+    # a second update in one step chains on the first; the step reads the value before both
+    before = pending[1] if pending is not None and pending[0]() is t else t._node
     t._node = value._node
-    _DEFERRED[id(t)] = weakref.ref(t, _forget(id(t)))
+    _DEFERRED[id(t)] = (weakref.ref(t, _forget(id(t))), before)
 
 
 def _forget(key: int) -> Any:
     return lambda _: _DEFERRED.pop(key, None)
 
 
-def take_deferred(device: Any) -> list[Tensor]:
-    """The tensors with a pending deferred update on ``device``; they leave the registry."""
-    found: list[Tensor] = []
-    for key, ref in list(_DEFERRED.items()):
+def take_deferred(device: Any) -> list[tuple[Tensor, Node]]:
+    """The tensors with a pending deferred update on ``device``, each with the node it held
+    before the update (the value the update reads); they leave the registry."""
+    found: list[tuple[Tensor, Node]] = []
+    for key, (ref, before) in list(_DEFERRED.items()):
         t = ref()
         if t is None or t.device is device:
             _DEFERRED.pop(key, None)
             if t is not None and not t._node.computed:
-                found.append(t)
+                found.append((t, before))
     return found
 
 

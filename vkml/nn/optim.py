@@ -24,8 +24,10 @@ from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
 from vkml.frontend.ops import check_same_device
+from vkml.frontend.graph import Node
 from vkml.frontend.tensor import Tensor
 from vkml.nn.module import materialize, rebind, take_deferred
+from vkml.nn.step import CompiledStep
 
 State = dict[str, Tensor]
 
@@ -75,7 +77,9 @@ class Optimizer:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self._lr, self._lr_value = _scalar(value, self.device), float(value)
+        # the same handle, rebound: a compiled step reads the learning rate through it
+        rebind(self._lr, _scalar(value, self.device))
+        self._lr_value = float(value)
 
     # -- what a subclass defines ------------------------------------------------------------
     def init_state(self, p: Tensor) -> State:
@@ -105,6 +109,35 @@ class Optimizer:
         Returns:
             The loss (realized, with no history) when a closure is given, else None.
         """
+        loss, rebound, _ = self._build(closure)
+        realize(*([loss] if loss is not None else []), *(new for _, new in rebound))
+        for t, new in rebound:
+            rebind(t, new)
+        self.steps += 1
+        if loss is None:
+            return None
+        out = Tensor(loss._node)
+        rebind(out, loss)
+        return out
+
+    def compile_step(self, loss_fn: Callable[..., Tensor]) -> CompiledStep:
+        """A training step traced once and replayed: ``step = opt.compile_step(loss_fn)``,
+        then ``loss = step(x, y)`` for each batch.
+
+        ``loss_fn(*batch)`` computes the loss from the model and the batch tensors. The first
+        call (and the first for each new batch shape or dtype) runs ``step(closure)`` once
+        and records its graph; later calls skip building the graph, autograd and the
+        structure walk, and invoke the compiled step on the new batch and the current
+        parameters and optimiser state directly. See ``vkml.nn.step.CompiledStep`` for what
+        the recorded step assumes.
+        """
+        return CompiledStep(self, loss_fn)
+
+    def _build(
+        self, closure: Callable[[], Tensor] | None
+    ) -> tuple[Tensor | None, list[tuple[Tensor, Tensor]], dict[Node, Tensor]]:
+        """The step's loss (None without a closure), every (tensor, its new value), and each
+        deferred-update tensor by the node it held before its update (what the step reads)."""
         if closure is not None:
             loss, grads = self._value_and_grads(closure)
             pairs = list(zip(self.params, grads, self.state))
@@ -121,16 +154,9 @@ class Optimizer:
             new_p, new_state = self.update(p, g, state, shared, lr)
             rebound.append((p, new_p.astype(p.dtype)))
             rebound += [(state[k], new_state[k]) for k in state]
-        rebound += [(t, t) for t in take_deferred(self.device)]
-        realize(*([loss] if loss is not None else []), *(new for _, new in rebound))
-        for t, new in rebound:
-            rebind(t, new)
-        self.steps += 1
-        if loss is None:
-            return None
-        out = Tensor(loss._node)
-        rebind(out, loss)
-        return out
+        deferred = take_deferred(self.device)
+        rebound += [(t, t) for t, _ in deferred]
+        return loss, rebound, {before: t for t, before in deferred}
 
     def _value_and_grads(self, closure: Callable[[], Tensor]) -> tuple[Tensor, Sequence[Tensor]]:
         params = self.params

@@ -1,9 +1,13 @@
 """The compile cache: a bounded in-memory LRU in front of an on-disk store.
 
-Keys hash (MLIR text, target name, target flags, IREE compiler version, vkml version).
-Disk entries carry a SHA-256 of their payload: a truncated or corrupted entry is detected,
-deleted and recompiled, never loaded. Writes go to a temporary file renamed into place, so a
-crash never leaves a half-written entry under a real name.
+Keys hash (MLIR text, target name, target flags, IREE version, vkml version). Disk entries
+carry a SHA-256 of their payload: a truncated or corrupted entry is detected, deleted and
+recompiled, never loaded. Writes go to a temporary file renamed into place, so a crash never
+leaves a half-written entry under a real name.
+
+Nothing here imports ``iree.compiler`` until a graph misses every tier: a machine with only
+iree-base-runtime runs whatever the disk cache holds (docs/devices.md, "Running precompiled
+modules").
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ import platform
 import tempfile
 import threading
 import time
+import tomllib
 from collections import OrderedDict
 from importlib import metadata
 from pathlib import Path
 
-from vkml.dialect.ir import COMPILER_VERSION
-from vkml.passes.pipeline import compile_module
-from vkml.passes.target import Target
+from vkml.errors import CompileError
+from vkml.passes.target import PRECOMPILE_ENV, Target, parse_precompile_targets
 from vkml.runtime.stats import bump
 
 _MAGIC = b"VKMLVMFB1\n"
@@ -30,11 +34,43 @@ os.umask(_UMASK)
 _SUFFIX = ".vmfb"
 
 
+@functools.cache
 def vkml_version() -> str:
+    """vkml's version: the checkout's ``pyproject.toml`` when vkml runs from a source tree,
+    else the installed package's metadata, else ``0+unknown``.
+
+    The checkout comes first so that the same tree gives the same cache keys whether it is
+    installed (editable, here) or only on ``PYTHONPATH`` (a GPU machine with no metadata).
+    """
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        project = {}
+    if project.get("name") == "vkml" and isinstance(project.get("version"), str):
+        return str(project["version"])
     try:
         return metadata.version("vkml")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+@functools.cache
+def iree_version() -> str:
+    """The installed IREE runtime's version, read without importing any of IREE.
+
+    The key hashes this rather than the compiler's version because a machine that only runs
+    modules has no compiler to ask; the two are pinned to the same release, and
+    ``compile_module`` refuses to compile when they differ (ADR 0004).
+    """
+    return _distribution_version("iree-base-runtime") or "not-installed"
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def default_cache_dir() -> Path:
@@ -75,12 +111,36 @@ def host_cpu() -> str:
 def cache_key(text: str, target: Target) -> str:
     h = hashlib.sha256()
     host = host_cpu() if any(f.endswith("=host") for f in target.flags) else ""
-    parts = (text, target.name, target.backend, *target.flags, COMPILER_VERSION, vkml_version(),
+    parts = (text, target.name, target.backend, *target.flags, iree_version(), vkml_version(),
              pipeline_fingerprint(), host)  # fmt: skip
     for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def compile_module(text: str, target: Target) -> bytes:
+    """vkml's passes, then IREE, over ``text``: the ``.vmfb`` bytes.
+
+    The pipeline (and with it ``iree.compiler``) is imported here, on the first miss, so that
+    everything else in vkml works on a machine with only iree-base-runtime.
+
+    Raises:
+        CompileError: the installed compiler is not the release of the installed runtime (the
+            cache key names the runtime's), or IREE failed.
+        ModuleNotFoundError: iree-base-compiler is not installed.
+    """
+    from vkml.passes.pipeline import compile_module as run_pipeline
+
+    compiler = _distribution_version("iree-base-compiler")
+    if compiler is not None and compiler != iree_version():
+        raise CompileError(
+            f"iree-base-compiler {compiler} and iree-base-runtime {iree_version()} are "
+            f"different releases; vkml keys its compile cache on the runtime's, so a module "
+            f"from this compiler could be taken for another's. Install the same release of "
+            f"both: pip install iree-base-compiler=={iree_version()}"
+        )
+    return run_pipeline(text, target)
 
 
 class CompileCache:
@@ -105,17 +165,51 @@ class CompileCache:
                 self._memory.move_to_end(key)
                 bump("cache_hits_memory")
                 return hit
+        also: list[Target] = []
+        if target.backend == "vulkan-spirv":  # read, and checked, before anything compiles
+            also = parse_precompile_targets(os.environ.get(PRECOMPILE_ENV, ""))
         vmfb = self._load(key)
         if vmfb is not None:
             bump("cache_hits_disk")
         else:
-            start = time.perf_counter()
-            vmfb = compile_module(text, target)
-            bump("compile_seconds", time.perf_counter() - start)
-            bump("compiles")
+            vmfb = self._compile(text, target, key)
             self._store(key, vmfb)
         self._remember(key, vmfb)
+        self._precompile(text, [t for t in also if cache_key(text, t) != key])
         return vmfb
+
+    def _compile(self, text: str, target: Target, key: str) -> bytes:
+        start = time.perf_counter()
+        try:
+            vmfb = compile_module(text, target)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("iree"):
+                raise
+            raise CompileError(
+                f"this graph is not in the compile cache at {self.directory} for target "
+                f"{target.name} (no {self.path_of(key).name}), and iree-base-compiler is not "
+                f"installed here ({exc}), so vkml cannot compile it. Install it (pip install "
+                f"iree-base-compiler=={iree_version()}), or realize the graph on a machine "
+                f"that has it with VKML_CACHE_DIR set and carry that directory here (for a "
+                f"GPU elsewhere: {PRECOMPILE_ENV}; see docs/devices.md, 'Running precompiled "
+                f"modules')"
+            ) from exc
+        bump("compile_seconds", time.perf_counter() - start)
+        bump("compiles")
+        return vmfb
+
+    def _precompile(self, text: str, targets: list[Target]) -> None:
+        """Compile ``text`` for each of ``targets`` missing on disk, onto disk only: the
+        modules are for another machine's GPU (``VKML_PRECOMPILE_VULKAN``)."""
+        for target in targets:
+            key = cache_key(text, target)
+            if self._load(key) is not None:
+                continue
+            try:
+                vmfb = self._compile(text, target, key)
+            except CompileError as exc:
+                raise CompileError(f"{PRECOMPILE_ENV}: compiling for {target.name}: {exc}") from exc
+            self._store(key, vmfb)
 
     def _remember(self, key: str, vmfb: bytes) -> None:
         with self._lock:

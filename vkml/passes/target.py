@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vkml.errors import DeviceError
+
 
 @dataclass(frozen=True)
 class Target:
@@ -13,3 +15,75 @@ class Target:
     backend: str
     driver: str
     flags: tuple[str, ...]
+
+
+# IREE 3.13's Vulkan target names (an unknown name crashes the compiler, so vkml checks).
+VULKAN_TARGETS = frozenset({
+    "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_120", "sm_121",
+    "pascal", "volta", "turing", "ampere", "ada", "a100", "rtx3080", "gfx90a", "gfx942",
+    "gfx1100", "rdna2", "rdna3", "rdna4", "cdna2", "cdna3", "rx7900xtx", "valhall", "valhall4",
+    "arm5gen", "mali-g715", "adreno", "videocore_vii", "llvmpipe", "vp_android_baseline_2022",
+})  # fmt: skip
+
+# `<iree-vulkan-target>[+f64]`, comma-separated: the extra targets every Vulkan compile is
+# also compiled for, onto disk, so that a machine without the compiler finds them.
+PRECOMPILE_ENV = "VKML_PRECOMPILE_VULKAN"
+_F64_SUFFIX = "+f64"
+
+
+def vulkan_target(iree_target: str, float64: bool, driver: str = "vulkan") -> Target:
+    """The compile target of a Vulkan device that IREE knows as ``iree_target``.
+
+    This is the one place the Target of a Vulkan device is spelled, so a module compiled
+    here for another machine's GPU has exactly the cache key that machine's device computes.
+
+    Args:
+        iree_target: an IREE ``--iree-vulkan-target`` name, one of ``VULKAN_TARGETS``.
+        float64: whether the device has ``shaderFloat64``; without it IREE demotes float64
+            to float32.
+        driver: the IREE HAL driver URI; not part of the cache key.
+
+    Raises:
+        DeviceError: ``iree_target`` is not an IREE 3.13 Vulkan target.
+    """
+    if iree_target not in VULKAN_TARGETS:
+        raise DeviceError(
+            f"{iree_target!r} is not an IREE 3.13 Vulkan target; known: "
+            f"{', '.join(sorted(VULKAN_TARGETS))}"
+        )
+    return Target(
+        name=f"vulkan-spirv-{iree_target}",
+        backend="vulkan-spirv",
+        driver=driver,
+        flags=(
+            f"--iree-vulkan-target={iree_target}",
+            # keep float64 real where the device has it (IREE would demote it to f32)
+            f"--iree-input-demote-f64-to-f32={'false' if float64 else 'true'}",
+        ),
+    )
+
+
+def parse_precompile_targets(spec: str) -> list[Target]:
+    """The Vulkan targets named by ``spec``: comma-separated ``<iree-vulkan-target>[+f64]``,
+    ``+f64`` for a device with ``shaderFloat64`` (``"ampere+f64"``: an NVIDIA GPU).
+
+    Raises:
+        DeviceError: an entry names no IREE 3.13 Vulkan target (checked before anything is
+            compiled: an unknown name crashes IREE's compiler).
+    """
+    targets: list[Target] = []
+    for entry in (e.strip() for e in spec.split(",")):
+        if not entry:
+            continue
+        name = entry.removesuffix(_F64_SUFFIX)
+        if name not in VULKAN_TARGETS:
+            raise DeviceError(
+                f"{PRECOMPILE_ENV}={spec!r}: {name!r} is not an IREE 3.13 Vulkan target; "
+                f"write comma-separated <target> or <target>{_F64_SUFFIX} entries "
+                f"(e.g. ampere{_F64_SUFFIX}), with a target from: "
+                f"{', '.join(sorted(VULKAN_TARGETS))}"
+            )
+        target = vulkan_target(name, float64=entry.endswith(_F64_SUFFIX))
+        if target not in targets:
+            targets.append(target)
+    return targets

@@ -1,4 +1,9 @@
-"""Moving arrays between NumPy and IREE HAL buffer views."""
+"""Moving arrays between NumPy and IREE HAL buffer views.
+
+Every function that allocates or maps takes the device's vkml name (``device``, default the
+IREE driver) and optionally the physical device's name, so that IREE refusing an allocation or
+reporting a lost device becomes a ``DeviceMemoryError`` / ``DeviceFaultError`` naming both.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import iree.runtime as rt
 import numpy as np
 
 from vkml.dtypes import DType
+from vkml.runtime.faults import allocation_error, mapping_error
 from vkml.runtime.hal import HalSession
 
 _ELEMENT_TYPES: dict[str, rt.HalElementType] = {
@@ -20,8 +26,14 @@ _ELEMENT_TYPES: dict[str, rt.HalElementType] = {
 }
 
 
-def upload(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferView:
-    """Copy ``array`` (already of ``dtype``'s NumPy type) into a new device buffer."""
+def upload(
+    sess: HalSession, array: np.ndarray, dtype: DType, device: str | None = None, physical: str = ""
+) -> rt.HalBufferView:
+    """Copy ``array`` (already of ``dtype``'s NumPy type) into a new device buffer.
+
+    Raises:
+        DeviceMemoryError: the device refused a buffer that large (nothing is bound).
+    """
     if array.size == 0:
         return _empty(sess, array.shape, dtype)
     host = np.ascontiguousarray(array)  # note: makes a 0-d array 1-d
@@ -29,13 +41,16 @@ def upload(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferVie
         host = host.view(np.uint8)
     elif dtype.name == "bfloat16":
         host = host.view(np.uint16)
-    view = sess.allocator.allocate_buffer_copy(
-        memory_type=rt.MemoryType.DEVICE_LOCAL,
-        allowed_usage=rt.BufferUsage.DEFAULT,
-        device=sess.device,
-        buffer=host,
-        element_type=_ELEMENT_TYPES[dtype.name],
-    )
+    try:
+        view = sess.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL,
+            allowed_usage=rt.BufferUsage.DEFAULT,
+            device=sess.device,
+            buffer=host,
+            element_type=_ELEMENT_TYPES[dtype.name],
+        )
+    except RuntimeError as exc:
+        raise allocation_error(exc, device or sess.driver, physical, array.shape, dtype) from exc
     if array.ndim == 0:  # the copy comes back as shape (1,): view the same buffer as a scalar
         view = rt.HalBufferView(view.get_buffer(), [], _ELEMENT_TYPES[dtype.name])
     return view
@@ -51,17 +66,28 @@ def _empty(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBuff
     return rt.HalBufferView(buf, list(shape), _ELEMENT_TYPES[dtype.name])
 
 
-def download(view: rt.HalBufferView, dtype: DType, copy: bool = True) -> np.ndarray:
+def download(
+    view: rt.HalBufferView,
+    dtype: DType,
+    copy: bool = True,
+    device: str = "the device",
+    physical: str = "",
+) -> np.ndarray:
     """The contents of a device buffer view as a NumPy array of ``dtype``.
 
     ``copy=False`` returns a read-only array over the mapped buffer itself (it keeps the
-    mapping alive): no copy and no fresh pages, which matters for large results.
+    mapping alive): no copy and no fresh pages, which matters for large results. A buffer view
+    does not know its device, so pass ``device`` for error messages to name it.
     """
     shape = tuple(view.shape)
     if 0 in shape:
         return np.zeros(shape, dtype.numpy)
     raw_dtype = _RAW.get(dtype.name, dtype.numpy)
-    host = view.get_buffer().map().asarray(shape, raw_dtype)
+    try:
+        host = view.get_buffer().map().asarray(shape, raw_dtype)
+    except RuntimeError as exc:
+        doing = f"reading a {dtype.name} tensor of shape {shape}"
+        raise mapping_error(exc, device, physical, doing) from exc
     fresh = False
     if raw_dtype is not dtype.numpy:
         if dtype.name == "bfloat16":
@@ -88,20 +114,43 @@ _MAPPABLE_USAGE = (
 )  # fmt: skip
 
 
-def allocate_mappable(sess: HalSession, shape: tuple[int, ...], dtype: DType) -> rt.HalBufferView:
-    """An uninitialised device buffer of ``shape`` that the host can map."""
+def allocate_mappable(
+    sess: HalSession,
+    shape: tuple[int, ...],
+    dtype: DType,
+    device: str | None = None,
+    physical: str = "",
+) -> rt.HalBufferView:
+    """An uninitialised device buffer of ``shape`` that the host can map.
+
+    Raises:
+        DeviceMemoryError: the device refused a buffer that large.
+    """
     size = max(1, int(np.prod(shape, dtype=np.int64))) * dtype.itemsize
-    buffer = sess.allocator.allocate_buffer(
-        memory_type=_MAPPABLE_MEMORY, allowed_usage=_MAPPABLE_USAGE, allocation_size=size
-    )
+    try:
+        buffer = sess.allocator.allocate_buffer(
+            memory_type=_MAPPABLE_MEMORY, allowed_usage=_MAPPABLE_USAGE, allocation_size=size
+        )
+    except RuntimeError as exc:
+        raise allocation_error(exc, device or sess.driver, physical, shape, dtype) from exc
     return rt.HalBufferView(buffer, list(shape), _ELEMENT_TYPES[dtype.name])
 
 
-def upload_mappable(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferView:
-    """Copy ``array`` into a new device buffer the host can map (read back without staging)."""
-    view = allocate_mappable(sess, tuple(array.shape), dtype)
+def upload_mappable(
+    sess: HalSession, array: np.ndarray, dtype: DType, device: str | None = None, physical: str = ""
+) -> rt.HalBufferView:
+    """Copy ``array`` into a new device buffer the host can map (read back without staging).
+
+    The buffer is allocated before the host data is touched, so a request the device refuses
+    costs no host memory either.
+    """
+    view = allocate_mappable(sess, tuple(array.shape), dtype, device, physical)
     if array.size:
         raw = np.ascontiguousarray(array).view(_RAW.get(dtype.name, dtype.numpy))
-        mapped = view.get_buffer().map().asarray(tuple(array.shape), raw.dtype)
+        try:
+            mapped = view.get_buffer().map().asarray(tuple(array.shape), raw.dtype)
+        except RuntimeError as exc:
+            doing = f"writing a {dtype.name} tensor of shape {tuple(array.shape)}"
+            raise mapping_error(exc, device or sess.driver, physical, doing) from exc
         mapped[...] = raw
     return view

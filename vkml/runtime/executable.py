@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import iree.runtime as rt
 
+from vkml.dtypes import DType
 from vkml.errors import InvocationError
+from vkml.runtime.faults import invocation_error
 from vkml.runtime.hal import HalSession
 from vkml.runtime.stats import bump
 
@@ -12,7 +16,7 @@ from vkml.runtime.stats import bump
 class Executable:
     """A ``.vmfb`` loaded into its own VM context; ``invoke`` runs its entry function once."""
 
-    __slots__ = ("session", "context", "function", "entry", "num_results")
+    __slots__ = ("context", "entry", "function", "num_results", "session")
 
     def __init__(self, sess: HalSession, vmfb: bytes, entry: str, num_results: int) -> None:
         module = rt.VmModule.copy_buffer(sess.instance, vmfb)
@@ -25,17 +29,35 @@ class Executable:
         self.entry = entry
         self.num_results = num_results
 
-    def invoke(self, args: list[rt.HalBufferView]) -> list[rt.HalBufferView]:
-        """Run the entry function once on ``args``; return its result buffer views."""
+    def invoke(
+        self,
+        args: list[rt.HalBufferView],
+        device: str | None = None,
+        physical: str = "",
+        results: Sequence[tuple[Sequence[int], DType]] = (),
+    ) -> list[rt.HalBufferView]:
+        """Run the entry function once on ``args``; return its result buffer views.
+
+        Args:
+            args: the argument buffer views, in the function's order.
+            device: the device's vkml name for error messages (default: the IREE driver).
+            physical: the physical device's name, shown after ``device`` where there is one.
+            results: each result's shape and dtype, so an out-of-memory error says what was
+                asked for.
+
+        Raises:
+            DeviceMemoryError: the device ran out of memory (IREE's RESOURCE_EXHAUSTED).
+            DeviceFaultError: the device was lost or faulted (INTERNAL, UNAVAILABLE, ...).
+            InvocationError: any other failure. ``invocations`` is counted only on success.
+        """
         arg_list = rt.VmVariantList(len(args))
         for view in args:
             arg_list.push_ref(view)
-        results = rt.VmVariantList(self.num_results)
+        outputs = rt.VmVariantList(self.num_results)
         try:
-            self.context.invoke(self.function, arg_list, results)
+            self.context.invoke(self.function, arg_list, outputs)
         except (RuntimeError, ValueError) as exc:
-            raise InvocationError(
-                f"invocation of '{self.entry}' failed on {self.session.driver}: {exc}"
-            ) from exc
+            name = device or self.session.driver
+            raise invocation_error(exc, name, physical, self.entry, results) from exc
         bump("invocations")
-        return [results.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]
+        return [outputs.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]

@@ -100,3 +100,40 @@ def test_best_device_prefers_a_discrete_gpu(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(devices, "_VULKAN_REPORTS", [cpu_like])
     monkeypatch.delitem(devices._DEVICES, "vulkan:1")
     assert vkml.best_device().name == "vulkan:0"
+
+
+def _schedule_of(t: vkml.Tensor) -> list:
+    from vkml.frontend.graph import toposort
+
+    return toposort([t.node])
+
+
+def test_cpu_runs_small_graphs_on_the_calling_thread_and_large_ones_on_workers() -> None:
+    small = vkml.tensor(np.ones(1024, np.float32)) * 2.0 + 1.0
+    large = vkml.zeros(1 << 22) * 2.0 + 1.0
+    matmul = vkml.ones((256, 256)) @ vkml.ones((256, 256))  # 2^24 multiply-adds
+    assert vkml.cpu._session_for(_schedule_of(small)).driver == "local-sync"
+    assert vkml.cpu._session_for(_schedule_of(large)).driver == "local-task"
+    assert vkml.cpu._session_for(_schedule_of(matmul)).driver == "local-task"
+
+
+def test_cpu_drivers_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(8)
+    a = rng.normal(size=(48, 40)).astype(np.float32)
+    b = rng.normal(size=(40, 24)).astype(np.float32)
+
+    def run() -> list[np.ndarray]:
+        x, y = vkml.tensor(a), vkml.tensor(b)
+        h = (x @ y).tanh() * 1.5 + x.sum(axis=1, keepdims=True).exp() * 1e-3
+        outs = [h, h.softmax(axis=1), h.sum()]
+        vkml.realize(*outs)
+        return [t.numpy() for t in outs]
+
+    vkml.cpu.clear_executables()
+    on_sync = run()
+    monkeypatch.setattr(type(vkml.cpu), "SMALL_WORK", 0)  # everything on local-task
+    vkml.cpu.clear_executables()
+    on_task = run()
+    vkml.cpu.clear_executables()
+    for got, want in zip(on_task, on_sync):
+        np.testing.assert_array_equal(got, want)

@@ -266,13 +266,14 @@ def test_realize_takes_a_list_of_roots() -> None:
 def test_failed_invocation_leaves_every_node_unrealized(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def broken(schedule: object, roots: object) -> list[Any]:
+    def broken(storages: object) -> list[Any]:
         raise vkml.InvocationError("invocation of 'main' failed: injected")
 
+    prepare = vkml.cpu.prepare
     a = f32([1.0, 2.0])
     b = a + 10.0
     c = b * 2.0
-    monkeypatch.setattr(vkml.cpu, "execute", broken)
+    monkeypatch.setattr(vkml.cpu, "prepare", lambda s, r: (broken, prepare(s, r)[1]))
     with pytest.raises(vkml.InvocationError, match="injected"):
         vkml.realize(b, c)
     assert unrealized(b, c)

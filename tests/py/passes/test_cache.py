@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import tomllib
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +14,13 @@ import pytest
 import vkml
 import vkml.passes.cache as cache_module
 from vkml.frontend.devices import CPU_TARGET
+from vkml.frontend.graph import toposort
+from vkml.frontend.lower import lower_to_mlir
 from vkml.passes.cache import CompileCache, cache_key, default_cache
 from vkml.passes.pipeline import compile_module
-from vkml.passes.target import Target
+from vkml.passes.target import Target, parse_precompile_targets, vulkan_target
 from vkml.runtime.stats import snapshot
+from vkml.runtime.vulkan import vulkan_device_reports
 
 
 def _module(op: str) -> str:
@@ -93,10 +98,46 @@ def test_key_changes_with_text_and_target() -> None:
     assert cache_key(ADD, renamed) != base
 
 
-def test_key_changes_with_compiler_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_changes_with_iree_version(monkeypatch: pytest.MonkeyPatch) -> None:
     base = cache_key(ADD, CPU_TARGET)
-    monkeypatch.setattr(cache_module, "COMPILER_VERSION", "0.0.0-test")
+    monkeypatch.setattr(cache_module, "iree_version", lambda: "0.0.0-test")
     assert cache_key(ADD, CPU_TARGET) != base
+
+
+def test_key_names_the_runtime_release_read_without_importing_iree() -> None:
+    assert cache_module.iree_version() == metadata.version("iree-base-runtime")
+    h = hashlib.sha256()
+    parts = (ADD, CPU_TARGET.name, CPU_TARGET.backend, *CPU_TARGET.flags,
+             metadata.version("iree-base-runtime"), cache_module.vkml_version(),
+             cache_module.pipeline_fingerprint(), cache_module.host_cpu())  # fmt: skip
+    for part in parts:
+        h.update(part.encode() + b"\0")
+    assert cache_key(ADD, CPU_TARGET) == h.hexdigest()
+
+
+def test_vkml_version_comes_from_the_checkout_without_package_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # on a GPU machine vkml runs from PYTHONPATH, with no metadata: the key must not change
+    def no_metadata(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    pyproject = Path(cache_module.__file__).resolve().parents[2] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text())["project"]["version"]
+    monkeypatch.setattr(cache_module.metadata, "version", no_metadata)
+    assert cache_module.vkml_version.__wrapped__() == declared
+
+
+def test_compile_refuses_a_compiler_of_another_release_than_the_runtime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cache_module, "iree_version", lambda: "3.13.0")
+    monkeypatch.setattr(cache_module, "_distribution_version", lambda name: "3.14.1")
+    with pytest.raises(vkml.CompileError) as info:
+        cache_module.compile_module(ADD, CPU_TARGET)
+    message = str(info.value)
+    assert "iree-base-compiler 3.14.1 and iree-base-runtime 3.13.0" in message
+    assert "pip install iree-base-compiler==3.13.0" in message
 
 
 def test_key_changes_with_vkml_version(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,11 +146,12 @@ def test_key_changes_with_vkml_version(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cache_key(ADD, CPU_TARGET) != base
 
 
-def test_new_compiler_version_misses_old_disk_entry(
+def test_new_iree_version_misses_old_disk_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET)
-    monkeypatch.setattr(cache_module, "COMPILER_VERSION", "0.0.0-test")
+    monkeypatch.setattr(cache_module, "iree_version", lambda: "0.0.0-test")
+    monkeypatch.setattr(cache_module, "_distribution_version", lambda name: "0.0.0-test")
     counters = Counters()
     CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET)
     assert (counters["compiles"], counters["cache_hits_disk"]) == (1, 0)
@@ -267,3 +309,100 @@ def test_realize_after_restart_loads_from_disk_without_compiling(empty_default_c
     counters = Counters()
     assert step([2.0, 0.0, -1.0]) == np.float32(14 + 0 + 2)
     assert (counters["compiles"], counters["cache_hits_disk"]) == (0, 1)
+
+
+# --- VKML_PRECOMPILE_VULKAN: compiling here for another machine's GPU ------------------------
+
+LLVMPIPE = vulkan_target("llvmpipe", float64=True)
+AMPERE_F64 = vulkan_target("ampere", float64=True)
+
+
+def test_precompile_spec_reads_targets_and_float64() -> None:
+    targets = parse_precompile_targets(" ampere+f64, rdna3,,ampere+f64 ")
+    assert targets == [AMPERE_F64, vulkan_target("rdna3", float64=False)]
+    assert AMPERE_F64.flags == (
+        "--iree-vulkan-target=ampere",
+        "--iree-input-demote-f64-to-f32=false",
+    )
+    assert vulkan_target("rdna3", float64=False).flags[1] == "--iree-input-demote-f64-to-f32=true"
+    assert parse_precompile_targets("") == []
+
+
+def test_vulkan_compile_also_compiles_listed_targets_onto_disk_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", "ampere+f64")
+    cache = CompileCache(tmp_path)
+    counters = Counters()
+    local = cache.get_or_compile(ADD, LLVMPIPE)
+    assert counters["compiles"] == 2
+    assert [p.name for p in cache.entries()] == sorted(
+        f"{cache_key(ADD, t)}.vmfb" for t in (LLVMPIPE, AMPERE_F64)
+    )
+    assert cache.info()["memory_entries"] == 1  # the other GPU's module is not kept in memory
+
+    monkeypatch.delenv("VKML_PRECOMPILE_VULKAN")
+    counters = Counters()
+    remote = CompileCache(tmp_path).get_or_compile(ADD, AMPERE_F64)  # as the GPU machine asks
+    assert (counters["compiles"], counters["cache_hits_disk"]) == (0, 1)
+    assert remote != local
+
+
+def test_disk_hit_fills_in_a_missing_precompiled_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    CompileCache(tmp_path).get_or_compile(ADD, LLVMPIPE)
+    monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", "ampere+f64")
+    counters = Counters()
+    CompileCache(tmp_path).get_or_compile(ADD, LLVMPIPE)
+    assert (counters["compiles"], counters["cache_hits_disk"]) == (1, 1)
+    assert CompileCache(tmp_path).path_of(cache_key(ADD, AMPERE_F64)).exists()
+
+    counters = Counters()  # both on disk now: nothing more to compile
+    CompileCache(tmp_path).get_or_compile(ADD, LLVMPIPE)
+    assert (counters["compiles"], counters["cache_hits_disk"]) == (0, 1)
+
+
+def test_cpu_compiles_are_not_precompiled_for_vulkan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", "ampere+f64")
+    cache = CompileCache(tmp_path)
+    cache.get_or_compile(ADD, CPU_TARGET)
+    assert [p.name for p in cache.entries()] == [f"{cache_key(ADD, CPU_TARGET)}.vmfb"]
+
+
+@pytest.mark.parametrize("spec", ["hopper", "ampere+fp64", "ampere,sm_90+f64"])
+def test_unknown_precompile_target_is_refused_before_compiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str
+) -> None:
+    compiled: list[str] = []
+    monkeypatch.setattr(
+        cache_module, "compile_module", lambda text, target: compiled.append(target.name)
+    )
+    monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", spec)
+    with pytest.raises(vkml.DeviceError) as info:
+        CompileCache(tmp_path).get_or_compile(ADD, LLVMPIPE)
+    message = str(info.value)
+    assert f"VKML_PRECOMPILE_VULKAN={spec!r}" in message
+    assert "<target>+f64" in message and "ampere+f64" in message and "llvmpipe" in message
+    assert compiled == []  # an unknown --iree-vulkan-target crashes iree-compile
+    assert CompileCache(tmp_path).entries() == []
+
+
+def test_realize_on_vulkan_stores_the_ampere_module_beside_its_own(
+    empty_default_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not vulkan_device_reports():
+        pytest.skip("no Vulkan device: apt-get install libvulkan1 mesa-vulkan-drivers")
+    gpu = vkml.device("vulkan:0")
+    gpu.clear_executables()
+    monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", "ampere+f64")
+    x = vkml.tensor(np.array([1.0, -2.0, 3.5], np.float32), device=gpu)
+    y = (x - 0.75) * x
+    text = lower_to_mlir(toposort([y.node]), [y.node], output_args=True)
+    assert np.array_equal(y.numpy(), np.array([0.25, 5.5, 9.625], np.float32))
+    entries = sorted(p.name for p in default_cache().entries())
+    wanted = {cache_key(text, gpu.target), cache_key(text, AMPERE_F64)}
+    assert len(wanted) == 2 and entries == sorted(f"{k}.vmfb" for k in wanted)
+    gpu.clear_executables()

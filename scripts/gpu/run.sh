@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Run vkml's Vulkan contract tests, the digits demo and scripts/gpu/bench.py on a GPU machine
+# that has no iree-base-compiler and no network, from the modules scripts/gpu/prepare.sh
+# compiled into .gpucache. On the GPU machine, as root, in the repo root, with .gl .whl
+# .gpucache carried:
+#
+#     bash scripts/gpu/run.sh
+#
+# Logs go to $OUT (at most 8 files): summary.txt, setup.log, env.txt, pytest.log, digits.log,
+# digits.png, bench.md. Each phase's exit status is in summary.txt; a failed phase does not stop
+# the next. Nothing is compiled there: a graph missing from .gpucache fails with a CompileError
+# that names it.
+#
+# To rehearse here (lavapipe standing in for the GPU, the compiler hidden):
+#     SKIP_SETUP=1 HIDE_COMPILER=1 PYTHON=.venv/bin/python bash scripts/gpu/run.sh
+# after filling .gpucache for lavapipe (scripts/gpu/prepare.sh does that too).
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/vkml-gpu-run}
+mkdir -p "$OUT"
+export PY=${PYTHON:-python3}
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+export PYTHONUNBUFFERED=1 VKML_CACHE_DIR=$PWD/.gpucache
+unset VKML_PRECOMPILE_VULKAN
+# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 90 s = under 8 minutes
+
+# phase NAME LIMIT_S LOG COMMAND...: run with a time limit, output to LOG, status to SUMMARY;
+# COMMAND may be one of this file's functions (exported below)
+phase() {
+    local name=$1 limit=$2 log=$3 start rc
+    shift 3
+    start=$(date +%s)
+    timeout --kill-after=5 "$limit" bash -c '"$@"' bash "$@" >>"$log" 2>&1
+    rc=$?
+    echo "$name: exit $rc after $(($(date +%s) - start)) s (log: $(basename "$log"))" | tee -a "$SUMMARY"
+    return $rc
+}
+
+setup() {
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl
+}
+
+# vulkan:0 must be the GPU (the tests and demo name it): report what the loader gives
+vulkan0() {
+    "$PY" -c '
+import sys
+from vkml.runtime.vulkan import vulkan_device_reports
+reports = vulkan_device_reports()
+print("vulkan:0 =", reports[0].name if reports else None, "of", len(reports), "devices")
+sys.exit(0 if reports and (reports[0].vendor_id == 0x10DE or sys.argv[1] == "any") else 1)
+' "$1"
+}
+
+export -f setup vulkan0
+
+if [ "${SKIP_SETUP:-0}" != 1 ]; then
+    phase setup 60 "$OUT/setup.log" setup
+    export PYTHONPATH=/tmp/site:$PWD
+    if ! vulkan0 nvidia >>"$OUT/setup.log" 2>&1; then
+        # the README's fallback: the driver's ICD file is not where the loader looks
+        for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
+            /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
+            if [ -f "$icd" ]; then
+                export VK_DRIVER_FILES=$icd
+                export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+                break
+            fi
+        done
+        phase "vulkan:0 is NVIDIA with VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}" 30 \
+            "$OUT/setup.log" vulkan0 nvidia
+    fi
+else
+    export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+fi
+if [ "${HIDE_COMPILER:-0}" = 1 ]; then
+    # a rehearsal here: iree.compiler cannot be imported, as on the GPU machine
+    mkdir -p /tmp/vkml-hide-compiler
+    echo 'import sys; sys.modules["iree.compiler"] = None' >/tmp/vkml-hide-compiler/sitecustomize.py
+    export PYTHONPATH=/tmp/vkml-hide-compiler:$PYTHONPATH
+fi
+
+env_report() {
+    echo "PYTHONPATH=$PYTHONPATH VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VKML_CACHE_DIR=$VKML_CACHE_DIR"
+    nvidia-smi -L 2>&1 || true
+    "$PY" -c '
+import importlib, importlib.util, sys
+from importlib.metadata import version
+print("python", sys.version.split()[0])
+for name in ("iree-base-runtime", "numpy", "ml_dtypes", "pytest", "scikit-learn", "matplotlib"):
+    try:
+        print(name, version(name))
+    except Exception as exc:
+        print(name, "MISSING", exc)
+try:
+    import iree.compiler
+    print("iree.compiler: importable (nothing should need it)")
+except ImportError as exc:
+    print("iree.compiler: not importable:", exc)
+import vkml
+from vkml.passes.cache import default_cache, iree_version, vkml_version
+dev = vkml.device("vulkan:0")
+print("vulkan:0 target:", dev.target.name, dev.target.flags, "driver", dev.target.driver)
+print("cache:", default_cache().info(), "keys name IREE", iree_version(), "vkml", vkml_version())
+'
+    echo
+    # vkml devices, or the raw reports if the command line cannot start without the compiler
+    "$PY" -m vkml devices || "$PY" -c '
+from vkml.runtime.vulkan import vulkan_device_reports
+for r in vulkan_device_reports():
+    print(r.as_dict())'
+}
+export -f env_report
+phase environment 45 "$OUT/env.txt" env_report
+
+phase "pytest (Vulkan op x dtype contract, reports)" 150 "$OUT/pytest.log" \
+    "$PY" -m pytest -p no:cacheprovider -rfEs tests/py/frontend/test_vulkan_device.py \
+    tests/py/runtime/test_vulkan_reports.py
+phase "digits demo on vulkan:0" 90 "$OUT/digits.log" \
+    "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress --plot "$OUT/digits.png"
+phase "bench" 90 "$OUT/bench.md" "$PY" scripts/gpu/bench.py --device vulkan:0
+
+echo "--- summary"
+cat "$SUMMARY"
+echo "--- bench"
+cat "$OUT/bench.md"
+grep -h "^result:\|passed\|failed\|CompileError" "$OUT/digits.log" "$OUT/pytest.log" | tail -20

@@ -1,0 +1,180 @@
+"""A training step recorded once and replayed: ``Optimizer.compile_step``.
+
+``opt.step(closure)`` is already one invocation, but each call builds the step's graph again
+in Python (the forward, autograd's backward, the update), walks it to find its structure and
+only then finds the compiled executable in memory. For a small model that Python work costs
+more than the invocation. A ``CompiledStep`` does it once: its first call runs
+``opt.step(closure)`` with ``vkml.frontend.realize.record``, which keeps the realize; then it
+sorts the recorded graph's inputs into three kinds:
+
+* **batch**: the nodes of the tensors passed to the call, in argument order;
+* **state**: the nodes the parameters, the optimiser's state and learning rate, and any
+  deferred state (a dropout key) held when the step began;
+* **constants**: everything else the loss reads (a tensor captured by ``loss_fn``).
+
+Later calls with batches of the same shapes, dtypes and device hand the new batch's storage
+and the state's *current* storage to the recorded invocation and rebind the state to its
+results: no node is built and no graph is walked. What that assumes, as ``jax.jit`` does:
+``loss_fn`` computes the same graph each time (Python control flow is decided at the first
+call, and a module's train/eval mode is read then), and tensors it captures are constants.
+A new batch signature records again; a state tensor whose shape or dtype changed
+(``load_state_dict`` of another model) is refused with the remedy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vkml.errors import DeviceError, ShapeError
+from vkml.frontend.creation import tensor
+from vkml.frontend.graph import Node
+from vkml.frontend.realize import Replay, record
+from vkml.frontend.tensor import Tensor
+from vkml.nn.module import materialize, rebind
+
+if TYPE_CHECKING:
+    from vkml.nn.optim import Optimizer
+
+Signature = tuple[tuple[tuple[int, ...], str], ...]
+
+# how a recorded input is found at each call: (BATCH, i) the i-th argument, (STATE, tensor)
+# a state handle's current node, (CONST, node) the node captured when recording
+BATCH, STATE, CONST = 0, 1, 2
+
+
+class _Recording:
+    """One recorded step: the replay, where each input comes from, where each result goes."""
+
+    __slots__ = ("replay", "inputs", "outputs")
+
+    def __init__(self, replay: Replay, inputs: list[tuple[int, Any]], outputs: list[Tensor]) -> None:
+        self.replay = replay
+        self.inputs = inputs  # where each leaf's storage comes from, in argument order
+        self.outputs = outputs  # the handle each result after the loss is rebound to
+
+
+class CompiledStep:
+    """``opt.compile_step(loss_fn)``: call it with a batch, get the loss (realized).
+
+    Each call is one invocation, the same as ``opt.step(lambda: loss_fn(*batch))`` computes,
+    bit for bit; from the second call with a batch signature on, without building a graph.
+    """
+
+    def __init__(self, optimizer: Optimizer, loss_fn: Callable[..., Tensor]) -> None:
+        if not callable(loss_fn):
+            raise TypeError(f"compile_step: loss_fn must be callable, got {type(loss_fn).__name__}")
+        self.optimizer = optimizer
+        self.loss_fn = loss_fn
+        self._recordings: dict[Signature, _Recording] = {}
+
+    @property
+    def recordings(self) -> int:
+        """How many batch signatures have been recorded (each compiled once)."""
+        return len(self._recordings)
+
+    def __call__(self, *batch: Any) -> Tensor:
+        args = [self._as_tensor(i, b) for i, b in enumerate(batch)]
+        signature = tuple((a.shape, a.dtype.name) for a in args)
+        recording = self._recordings.get(signature)
+        if recording is None:
+            loss, recording = self._record(args)
+            self._recordings[signature] = recording
+            return loss
+        return self._replay(recording, args)
+
+    # -- recording ---------------------------------------------------------------------------
+    def _record(self, args: list[Tensor]) -> tuple[Tensor, _Recording]:
+        opt = self.optimizer
+        for a in args:  # a batch argument is an input of the graph: computed data
+            if not a._node.computed:
+                materialize([a])
+        handles = self._state_handles()
+        held = {t._node: t for t in handles}
+        batch_nodes = {a._node: i for i, a in enumerate(args)}
+        loss, rebound, deferred = opt._build(lambda: self.loss_fn(*args))
+        if loss is None:
+            raise ValueError("compile_step: loss_fn returned None; it must return the loss")
+        outputs: list[Tensor] = []
+        roots: list[Node] = [loss._node]
+        for t, new in rebound:
+            if new._node.computed:
+                if held.get(new._node) is t:
+                    continue  # unchanged by the step
+                raise ValueError(
+                    "compile_step: the optimiser's new value of a state tensor is another "
+                    "tensor's value, which a replay cannot follow; use opt.step(closure)"
+                )
+            outputs.append(t)
+            roots.append(new._node)
+        replay = record(roots)
+        inputs: list[tuple[int, Any]] = []
+        for leaf in replay.leaves:
+            if leaf in batch_nodes:
+                inputs.append((BATCH, batch_nodes[leaf]))
+            elif leaf in held or leaf in deferred:
+                handle = held[leaf] if leaf in held else deferred[leaf]
+                inputs.append((STATE, handle))
+            else:
+                inputs.append((CONST, leaf))
+        for t, new in rebound:
+            if new._node.computed:
+                rebind(t, new)
+        opt.steps += 1
+        out = Tensor(loss._node)
+        rebind(out, loss)
+        return out, _Recording(replay, inputs, outputs)
+
+    def _state_handles(self) -> list[Tensor]:
+        opt = self.optimizer
+        handles = [*opt.params, *opt.shared.values(), opt._lr]
+        for state in opt.state:
+            handles += state.values()
+        return handles
+
+    # -- replaying ---------------------------------------------------------------------------
+    def _replay(self, recording: _Recording, args: list[Tensor]) -> Tensor:
+        replay = recording.replay
+        storages = []
+        for (kind, source), leaf in zip(recording.inputs, replay.leaves):
+            if kind == BATCH:
+                node = args[source]._node
+            elif kind == STATE:
+                node = source._node
+                if node.shape != leaf.shape or node.dtype is not leaf.dtype:
+                    raise ShapeError(
+                        f"compile_step: a state tensor changed from {leaf.dtype.name}"
+                        f"{list(leaf.shape)} to {node.dtype.name}{list(node.shape)} since the "
+                        "step was recorded; make a new optimiser and compile_step for it"
+                    )
+            else:
+                node = source
+            if not node._computed:  # set lazily since the last step: one realize first
+                materialize([source if kind == STATE else args[source]])
+                node = source._node if kind == STATE else args[source]._node
+            storages.append(node._storage)
+        results = replay.run(storages)
+        device = replay.device
+        for t, root, storage in zip(recording.outputs, replay.roots[1:], results[1:]):
+            t._node = Node("data", root.dtype, root.shape, (), (), device, storage)
+        self.optimizer.steps += 1
+        loss = replay.roots[0]
+        return Tensor(Node("data", loss.dtype, loss.shape, (), (), device, results[0]))
+
+    def _as_tensor(self, i: int, value: Any) -> Tensor:
+        device = self.optimizer.device
+        if isinstance(value, Tensor):
+            if value.device is not device:
+                raise DeviceError(
+                    f"compile_step: batch argument {i} is on {value.device}, the parameters on "
+                    f"{device}; move it with .to('{device}')"
+                )
+            return value
+        if isinstance(value, np.ndarray):
+            return tensor(value, device=device)
+        raise TypeError(
+            f"compile_step: batch argument {i} must be a vkml Tensor or a NumPy array, got "
+            f"{type(value).__name__}"
+        )
