@@ -120,10 +120,14 @@ class Bench:
         return None
 
     def reference(self) -> Row | None:
-        """The vkml row the ratios divide by: the first row whose name starts with vkml."""
+        """The vkml row the ratios divide by: the first row whose name starts with vkml.
+
+        None when that row failed: the ratios are then "n/a", not against another vkml row
+        (a Vulkan row, say) that the column does not name.
+        """
         for row in self.rows:
-            if row.name.startswith("vkml") and row.ok:
-                return row
+            if row.name.startswith("vkml"):
+                return row if row.ok else None
         return None
 
 

@@ -35,7 +35,8 @@ NAMES = ("0.weight", "0.bias", "2.weight", "2.bias")
 CHILD_TIMEOUT_S = 300.0
 WARM_STEPS = 30
 
-VKML, VKML_NUMPY = "vkml cpu, opt.step(closure)", "vkml cpu, batch from NumPy each step"
+VKML, VKML_NUMPY = "vkml cpu, opt.compile_step", "vkml cpu, compile_step, batch from NumPy"
+VKML_CLOSURE = "vkml cpu, opt.step(closure)"
 JAX, TORCH_COMPILE = "jax.jit(value_and_grad) + SGD", "torch.compile"
 COLD, DISK = "vkml cold compile (1st step - warm step)", "vkml 1st step, new process"
 
@@ -94,7 +95,7 @@ def _checked_step(
 # --- the implementations ----------------------------------------------------------------------
 
 
-def vkml_factory(batches: list, from_numpy: bool) -> Factory:
+def vkml_factory(batches: list, from_numpy: bool, compiled: bool = True) -> Factory:
     def make() -> tuple[Callable[[], Any], Callable[[Any], float], Callable[[], list]]:
         import vkml
         from vkml import nn
@@ -102,18 +103,24 @@ def vkml_factory(batches: list, from_numpy: bool) -> Factory:
 
         model = make_model(SEED, vkml.cpu)
         opt = make_optimizer(model, LR)
+        if compiled:
+            train = opt.compile_step(lambda x, y: nn.cross_entropy(model(x), y))
+        else:
+
+            def train(x: Any, y: Any) -> Any:
+                return opt.step(lambda: nn.cross_entropy(model(x), y))
+
         if from_numpy:
             cycle = itertools.cycle(batches)
 
             def step() -> Any:
                 xb, yb = next(cycle)
-                x, y = vkml.tensor(xb), vkml.tensor(yb)
-                return opt.step(lambda: nn.cross_entropy(model(x), y))
+                return train(xb, yb) if compiled else train(vkml.tensor(xb), vkml.tensor(yb))
         else:
             x, y = vkml.tensor(batches[0][0]).realize(), vkml.tensor(batches[0][1]).realize()
 
             def step() -> Any:
-                return opt.step(lambda: nn.cross_entropy(model(x), y))
+                return train(x, y)
 
         return step, lambda loss: loss.item(), lambda: [t.numpy() for t in model.parameters()]
 
@@ -210,7 +217,8 @@ def raw_iree_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) ->
         jax, _ = jax_modules()
         zeros = [np.zeros_like(w) for w in weights]
         text = jax.jit(jax_step_fn()).lower(tuple(weights), tuple(zeros), x, y).as_text()
-        module = RawIreeModule(text.replace("module @jit_step", "module @raw", 1))
+        # local-sync: the driver vkml's cpu device picks for a graph this small
+        module = RawIreeModule(text.replace("module @jit_step", "module @raw", 1), "local-sync")
         state = [module.put(a) for a in (*weights, *zeros)]
         xd, yd = module.put(x), module.put(y)
 
@@ -249,8 +257,13 @@ def bench_warm(budget: Budget, firsts: dict[str, list[float]]) -> Bench:
         )
 
     bench.rows = [
-        row(VKML, vkml_factory(batches, False), "resident batch; 1 invocation per step"),
-        row(VKML_NUMPY, vkml_factory(batches, True), "vkml.tensor(x), vkml.tensor(y) each step"),
+        row(VKML, vkml_factory(batches, False), "resident batch; recorded step replayed"),
+        row(VKML_NUMPY, vkml_factory(batches, True), "step(x_numpy, y_numpy): uploads each step"),
+        row(
+            VKML_CLOSURE,
+            vkml_factory(batches, False, compiled=False),
+            "resident batch; graph rebuilt each step, found compiled in memory",
+        ),
         row(
             "torch eager",
             torch_factory(weights, x, y, False),
@@ -271,7 +284,7 @@ def bench_warm(budget: Budget, firsts: dict[str, list[float]]) -> Bench:
         row(
             "raw IREE (jax's StableHLO of the step)",
             raw_iree_factory(weights, x, y),
-            "IREE alone: vkml's cpu flags, no vkml Python",
+            "IREE alone: vkml's cpu flags and driver (local-sync), no vkml Python",
         ),
     ]
     bench.notes.append(
@@ -314,11 +327,12 @@ def _child() -> dict[str, Any]:
     opt = make_optimizer(model, LR)
     setup = time.perf_counter() - start
     x, y = vkml.tensor(xb).realize(), vkml.tensor(yb).realize()
+    train = opt.compile_step(lambda x, y: nn.cross_entropy(model(x), y))
     vkml.reset_stats()
 
     def step() -> float:
         begin = time.perf_counter()
-        opt.step(lambda: nn.cross_entropy(model(x), y))
+        train(x, y)
         return time.perf_counter() - begin
 
     first = step()

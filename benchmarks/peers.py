@@ -115,9 +115,10 @@ def raw_matmul_text(m: int, k: int, n: int) -> str:
 
 
 class RawIreeModule:
-    """A hand-written StableHLO module compiled by IREE alone and run on ``local-task``."""
+    """A hand-written StableHLO module compiled by IREE alone and run on ``driver``
+    (``local-task`` unless told; vkml's cpu device runs small graphs on ``local-sync``)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, driver: str = "local-task") -> None:
         try:
             import iree.runtime as rt
             from iree import compiler
@@ -130,7 +131,7 @@ class RawIreeModule:
         vmfb = compiler.compile_str(
             text, target_backends=["llvm-cpu"], input_type="stablehlo", extra_args=self.flags
         )
-        self.config = rt.Config("local-task")
+        self.config = rt.Config(driver)
         self.context = rt.SystemContext(config=self.config)
         self.context.add_vm_module(rt.VmModule.copy_buffer(self.context.instance, vmfb))
         self.main = self.context.modules.raw["main"]

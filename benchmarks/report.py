@@ -181,7 +181,8 @@ def bench_table(bench: Bench) -> list[str]:
                 str(t.reps),
             ]
             if throughput:
-                cells.append(f"{row.work / t.median / 1e9:.1f}" if row.work else "")
+                rate = row.work / t.median / 1e9
+                cells.append(f"{rate:.{2 if rate < 10 else 1}f}" if row.work else "")
             cells += [_ratio_cell(bench, row), row.note]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     if bench.notes:
