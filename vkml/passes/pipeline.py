@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from vkml.dialect.ir import CompilerToolError, compile_str, ir, parse_module, passmanager
 from vkml.errors import CompileError
-from vkml.passes.registry import PASSES, PIPELINE
+from vkml.passes.registry import PASSES, PIPELINE, pipeline_for
 from vkml.passes.target import Target
 
 
@@ -46,8 +46,9 @@ def _as_pass(run: Callable[[ir.Operation], None]) -> Callable[[ir.Operation, obj
 
 
 def compile_module(text: str, target: Target) -> bytes:
-    """Run the vkml pipeline, then IREE, over ``text``; return the ``.vmfb`` bytes."""
-    rewritten = run_passes(text)
+    """Run the vkml pipeline for the target's backend, then IREE, over ``text``; return the
+    ``.vmfb`` bytes."""
+    rewritten = run_passes(text, pipeline_for(target.backend))
     try:
         return bytes(
             compile_str(

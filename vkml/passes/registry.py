@@ -23,3 +23,15 @@ PIPELINE: tuple[str, ...] = (
     soft_f16.ARGUMENT,
     verify_nan_semantics.ARGUMENT,
 )
+
+# Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
+# Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
+# pass's docstring for what was measured). Empty: none yet.
+VULKAN_PASSES: tuple[str, ...] = ()
+
+
+def pipeline_for(backend: str) -> tuple[str, ...]:
+    """The passes a compile for IREE ``backend`` runs, in order."""
+    if backend != "vulkan-spirv" or not VULKAN_PASSES:
+        return PIPELINE
+    return (*PIPELINE[:-1], *VULKAN_PASSES, PIPELINE[-1])
