@@ -4,7 +4,13 @@ This package imports only ``iree.runtime`` (never ``iree.compiler``): a machine 
 compiled vkml modules needs iree-base-runtime and NumPy, nothing else.
 """
 
-from vkml.runtime.buffers import allocate_mappable, download, upload, upload_mappable
+from vkml.runtime.buffers import (
+    allocate_mappable,
+    download,
+    download_staged,
+    upload,
+    upload_mappable,
+)
 from vkml.runtime.executable import Executable
 from vkml.runtime.hal import HalSession, session
 from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
@@ -17,6 +23,7 @@ __all__ = [
     "HalSession",
     "bump",
     "download",
+    "download_staged",
     "reset_stats",
     "session",
     "snapshot",

@@ -154,3 +154,49 @@ def upload_mappable(
             raise mapping_error(exc, device or sess.driver, physical, doing) from exc
         mapped[...] = raw
     return view
+
+
+# Host memory the device can copy into and the host reads at full speed (cached).
+_STAGING_MEMORY = (
+    int(rt.MemoryType.HOST_LOCAL) | int(rt.MemoryType.HOST_VISIBLE)
+    | int(rt.MemoryType.HOST_CACHED) | int(rt.MemoryType.DEVICE_VISIBLE)
+)  # fmt: skip
+_STAGING_USAGE = (
+    int(rt.BufferUsage.TRANSFER) | int(rt.BufferUsage.MAPPING_SCOPED)
+    | int(rt.BufferUsage.MAPPING_PERSISTENT)
+)  # fmt: skip
+
+
+def download_staged(
+    sess: HalSession,
+    view: rt.HalBufferView,
+    dtype: DType,
+    copy: bool = True,
+    device: str = "the device",
+    physical: str = "",
+) -> np.ndarray:
+    """Read a device buffer back through a host-cached staging buffer: one copy queued on
+    the device, then a read of cached host memory.
+
+    For a discrete GPU, whose host-visible device memory is uncached for the host (mapped
+    over PCIe): reading 64 MiB from it directly took 3 s on an NVIDIA H200.
+    """
+    shape = tuple(view.shape)
+    if 0 in shape:
+        return np.zeros(shape, dtype.numpy)
+    source = view.get_buffer()
+    try:
+        staging = sess.allocator.allocate_buffer(
+            memory_type=_STAGING_MEMORY, allowed_usage=_STAGING_USAGE,
+            allocation_size=source.byte_length(),
+        )  # fmt: skip
+        done = sess.device.create_semaphore(0)
+        sess.device.queue_copy(source, staging, [], [(done, 1)])
+        fence = rt.HalFence(1)
+        fence.insert(done, 1)
+        fence.wait()
+    except RuntimeError as exc:
+        doing = f"copying a {dtype.name} tensor of shape {shape} to the host"
+        raise mapping_error(exc, device, physical, doing) from exc
+    element = view.element_type
+    return download(rt.HalBufferView(staging, list(shape), element), dtype, copy, device, physical)

@@ -82,3 +82,16 @@ def test_target_follows_the_device_report(vulkan: vkml.Device, monkeypatch: pyte
     monkeypatch.setenv("VKML_VULKAN_TARGET", "hopper")  # unknown to IREE: would crash it
     with pytest.raises(vkml.DeviceError, match="hopper"):
         vulkan_target_for(report)
+
+
+def test_staged_readback_gives_the_same_bits(vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The discrete-GPU path (a copy into host-cached memory, then a read) on this device."""
+    data = np.random.default_rng(3).normal(size=(257, 33)).astype(np.float32)
+    x = vkml.tensor(data, device=vulkan)
+    y = (x * 3.0 + 1.0).realize()
+    direct = y.numpy()
+    monkeypatch.setattr(vulkan, "staged_readback", True)
+    staged, view = y.numpy(), y.numpy(copy=False)
+    assert np.array_equal(staged, direct) and np.array_equal(view, direct)
+    assert vkml.tensor(np.float32(2.5), device=vulkan).item() == 2.5
+    assert vkml.zeros((0, 3), device=vulkan).numpy().shape == (0, 3)
