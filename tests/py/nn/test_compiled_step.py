@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import vkml
+import vkml.runtime.vulkan
 from vkml import nn
 from vkml.frontend import realize as realize_module
 
@@ -191,5 +192,19 @@ def test_a_state_tensor_set_lazily_is_realized_before_the_replay() -> None:
         return model.state_dict()
 
     got, want = run(True), run(False)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+@pytest.mark.skipif(
+    not vkml.runtime.vulkan.vulkan_device_reports(),
+    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
+    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
+)
+def test_replayed_steps_equal_rebuilt_steps_on_vulkan() -> None:
+    vulkan = vkml.device("vulkan:0")
+    want_losses, want = train(vulkan, OPTIMIZERS["adam"], compiled=False, dropout=True)
+    losses, got = train(vulkan, OPTIMIZERS["adam"], compiled=True, dropout=True)
+    assert losses == want_losses
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
