@@ -137,3 +137,26 @@ def test_cpu_drivers_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None
     vkml.cpu.clear_executables()
     for got, want in zip(on_task, on_sync):
         np.testing.assert_array_equal(got, want)
+
+
+def test_small_graphs_from_several_threads_give_each_thread_its_answer() -> None:
+    """Small graphs run on the calling thread (local-sync): several callers at once."""
+    import threading
+
+    failures: list[str] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            a = rng.normal(size=(32, 32)).astype(np.float32)
+            got = (vkml.tensor(a) * 2.0 + float(seed)).numpy()
+            if not np.array_equal(got, a * np.float32(2.0) + np.float32(seed)):
+                failures.append(f"thread {seed}")
+                return
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
