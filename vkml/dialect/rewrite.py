@@ -48,24 +48,53 @@ def replace_with_function_body(op: ir.Operation, function_text: str) -> None:
     """Replace ``op`` by the body of the single function in ``function_text``.
 
     The function's arguments stand for ``op``'s operands and its returned values for
-    ``op``'s results. The body is cloned in front of ``op``, then ``op`` is erased.
+    ``op``'s results. The body is moved in front of ``op``, then ``op`` is erased.
     """
-    helper = parse_module(function_text, op.context)
-    func = helper.body.operations[0]
-    block = func.regions[0].blocks[0]
-    mapping: dict[ir.Value, ir.Value] = {
-        arg: operand for arg, operand in zip(block.arguments, op.operands)
-    }
-    point = ir.InsertionPoint(op)
-    for inner in block.operations:
-        if inner.name == "func.return":
-            for result, returned in zip(op.results, inner.operands):
-                result.replace_all_uses_with(mapping.get(returned, returned))
-            break
-        clone = inner.clone(ip=point)
-        for i, operand in enumerate(clone.operands):
-            if operand in mapping:
-                clone.operands[i] = mapping[operand]
-        for old, new in zip(inner.results, clone.results):
-            mapping[old] = new
+    returned, _ = _splice_body(op, function_text, list(op.operands), after=False)
+    for result, value in zip(op.results, returned):
+        result.replace_all_uses_with(value)
     op.erase()
+
+
+def wrap_results(op: ir.Operation, function_text: str) -> None:
+    """Pass ``op``'s results through the body of the single function in ``function_text``.
+
+    The function's arguments stand for ``op``'s operands followed by ``op``'s results; the
+    body is moved right after ``op``, which stays as it is, and every other use of ``op``'s
+    results becomes a use of the function's returned values.
+    """
+    returned, moved = _splice_body(op, function_text, [*op.operands, *op.results], after=True)
+    for result, value in zip(op.results, returned):
+        if value != result:
+            result.replace_all_uses_except(value, moved)
+
+
+def _splice_body(
+    anchor: ir.Operation, function_text: str, inputs: list[ir.Value], after: bool
+) -> tuple[list[ir.Value], list[ir.Operation]]:
+    """Move the body of the single function in ``function_text`` in front of ``anchor`` (or
+    right after it), its arguments bound to ``inputs``. Returns the values its
+    ``func.return`` names and the moved ops.
+
+    Moved, not cloned: every Python view of an op costs a failed import of a Python module
+    for its dialect (stablehlo has none), and a clone would make a second view per op.
+    """
+    helper = parse_module(function_text, anchor.context)
+    block = helper.body.operations[0].regions[0].blocks[0]
+    bound: dict[ir.Value, ir.Value] = dict(zip(block.arguments, inputs))
+    *body, terminator = block.operations
+    if terminator.name != "func.return":
+        raise ValueError("the helper function does not end in func.return")
+    previous = anchor
+    for inner in body:
+        if after:
+            inner.move_after(previous)
+            previous = inner
+        else:
+            inner.move_before(anchor)
+        for i, operand in enumerate(inner.operands):
+            if operand in bound:
+                inner.operands[i] = bound[operand]
+    returned = [bound.get(value, value) for value in terminator.operands]
+    terminator.erase()
+    return returned, [inner.operation for inner in body]

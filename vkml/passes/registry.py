@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from vkml.passes import pairwise_reductions, soft_f16, verify_nan_semantics
+from vkml.passes import pairwise_reductions, soft_f16, verify_nan_semantics, vulkan_nan
 
 PASSES: dict[str, ModuleType] = {
     pairwise_reductions.ARGUMENT: pairwise_reductions,
     soft_f16.ARGUMENT: soft_f16,
     verify_nan_semantics.ARGUMENT: verify_nan_semantics,
+    vulkan_nan.ARGUMENT: vulkan_nan,
 }
 
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
@@ -26,8 +27,8 @@ PIPELINE: tuple[str, ...] = (
 
 # Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
 # Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
-# pass's docstring for what was measured). Empty: none yet.
-VULKAN_PASSES: tuple[str, ...] = ()
+# pass's docstring for what was measured).
+VULKAN_PASSES: tuple[str, ...] = (vulkan_nan.ARGUMENT,)
 
 
 def pipeline_for(backend: str) -> tuple[str, ...]:

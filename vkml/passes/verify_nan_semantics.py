@@ -22,6 +22,11 @@ What counts, and why:
   emits, and that must keep ``torch.where``'s meaning (it returns ``y`` when ``x`` is NaN), so
   it is not an error: the IR carries no provenance that would tell it from an emitter that
   dropped its NaN check. Behavioural tests (tests/py/passes/test_nan_semantics.py) cover that.
+- The integer NaN tests ``vkml-vulkan-nan`` writes are read as the float compares they stand
+  for: ``(bits(x) & MASK) > INF`` as ``x != x``, ``<= INF`` as ``x == x``
+  (``vkml.dialect.nan_bits``); and a compare joined with tests of its own operands that cannot
+  change its IEEE result (``c and x == x`` for an ordered ``c``, ``c or x != x`` for NE) is
+  read as ``c`` alone, so a user's ``where(x > y, x, y)`` stays a select on one compare.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 
 from vkml.dialect.ir import ir
+from vkml.dialect.nan_bits import FLOAT_BITS
 from vkml.errors import CompileError
 
 ARGUMENT = "vkml-verify-nan-semantics"
@@ -90,6 +96,7 @@ class _Facts:
     compares: dict[ir.Value, _Compare] = field(default_factory=dict)
     logic: dict[ir.Value, tuple[str, list[ir.Value]]] = field(default_factory=dict)
     constants: dict[ir.Value, tuple[str, object]] = field(default_factory=dict)
+    bitcasts: dict[ir.Value, ir.Value] = field(default_factory=dict)  # result -> operand
 
 
 def run(module: ir.Operation) -> None:
@@ -117,9 +124,16 @@ def _gather(module: ir.Operation) -> _Facts:
         if name in _SELECTS:
             facts.selects.append(op)
         elif name == "stablehlo.compare" or name == "arith.cmpf":
-            facts.compares[op.results[0]] = _read_compare(op)
+            facts.compares[op.results[0]] = _nan_bits_test(op, facts) or _read_compare(op)
         elif name in _LOGIC:
-            facts.logic[op.results[0]] = (_LOGIC[name], list(op.operands))
+            logic = (_LOGIC[name], list(op.operands))
+            guarded = _guarded_compare(logic, facts)
+            if guarded is not None:
+                facts.compares[op.results[0]] = guarded
+            else:
+                facts.logic[op.results[0]] = logic
+        elif name == "stablehlo.bitcast_convert":
+            facts.bitcasts[op.results[0]] = op.operands[0]
         elif name in _CONSTANTS:
             constant = _read_constant(op)
             if constant is not None:
@@ -161,6 +175,76 @@ def _read_compare(op: ir.Operation) -> _Compare:
     direction = texts["comparison_direction"].rstrip(">").split()[-1]
     on_nan, on_self = _DIRECTIONS[direction]
     return _Compare(x, y, direction, on_nan, on_self, "TOTALORDER" in texts.get("compare_type", ""))
+
+
+def _nan_bits_test(op: ir.Operation, facts: _Facts) -> _Compare | None:
+    """``(bits(x) & MASK) > INF`` read as ``x != x``, ``<= INF`` as ``x == x``; else None."""
+    if op.name != "stablehlo.compare":
+        return None
+    masked, bound = op.operands
+    if masked not in facts.logic or bound not in facts.constants:
+        return None
+    logic, operands = facts.logic[masked]
+    bits = [v for v in operands if v in facts.bitcasts]
+    if logic != "and" or len(operands) != 2 or len(bits) != 1:
+        return None
+    mask = operands[1] if operands[0] == bits[0] else operands[0]
+    x = facts.bitcasts[bits[0]]
+    layout = FLOAT_BITS.get(str(ir.ShapedType(x.type).element_type))
+    if (
+        layout is None
+        or mask not in facts.constants
+        or facts.constants[mask][1] != layout.magnitude_mask
+        or facts.constants[bound][1] != layout.infinity
+    ):
+        return None
+    direction = _attribute_texts(op)["comparison_direction"].rstrip(">").split()[-1]
+    if direction == "GT":
+        return _Compare(x, x, "NE", True, False, False)
+    if direction == "LE":
+        return _Compare(x, x, "EQ", False, True, False)
+    return None
+
+
+def _guarded_compare(logic: tuple[str, list[ir.Value]], facts: _Facts) -> _Compare | None:
+    """The compare ``c`` when ``logic`` is ``c and (x == x ...)`` for an ordered ``c`` or
+    ``c or (x != x ...)`` for an unordered one, x being c's operands: the same value as ``c``
+    in IEEE arithmetic, whatever x is."""
+    kind, operands = logic
+    if kind not in ("and", "or") or len(operands) != 2:
+        return None
+    for c_value, guard in (operands, operands[::-1]):
+        c = facts.compares.get(c_value)
+        if c is None or c.total_order or c.on_nan != (kind == "or"):
+            continue
+        if _is_nan_guard(guard, kind, c, facts):
+            return c
+    return None
+
+
+def _is_nan_guard(guard: ir.Value, kind: str, c: _Compare, facts: _Facts) -> bool:
+    """Whether ``guard`` joins, with ``kind`` only, self-compares of c's operands that are
+    true exactly for NaN (``or``) or exactly for non-NaN (``and``)."""
+    # (result for NaN, result for x against itself): x != x under or, x == x under and
+    wanted = (True, False) if kind == "or" else (False, True)
+    pending = [(guard, 0)]
+    while pending:
+        value, depth = pending.pop()
+        test = facts.compares.get(value)
+        if test is not None:
+            is_test = (
+                _same(test.x, test.y, facts)
+                and not test.total_order
+                and (test.on_nan, test.on_self) == wanted
+                and (_same(test.x, c.x, facts) or _same(test.x, c.y, facts))
+            )
+            if not is_test:
+                return False
+        elif value in facts.logic and facts.logic[value][0] == kind and depth < _MAX_DEPTH:
+            pending.extend((v, depth + 1) for v in facts.logic[value][1])
+        else:
+            return False
+    return True
 
 
 def _read_constant(op: ir.Operation) -> tuple[str, object] | None:

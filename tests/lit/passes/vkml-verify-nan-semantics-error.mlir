@@ -120,6 +120,23 @@ func.func @arith_select_max(%x: f32, %y: f32) -> f32 {
 
 // -----
 
+// The integer NaN test (as vkml-vulkan-nan writes it) reads y's bits where x's are needed.
+// CHECK: error: vkml-verify-nan-semantics
+// CHECK-NEXT: 'stablehlo.select' at {{.*}} is a maximum that swallows NaN: when its true operand is NaN it returns the other one
+func.func @nan_bits_of_wrong_operand(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %mask = stablehlo.constant dense<2147483647> : tensor<4xi32>
+  %inf = stablehlo.constant dense<2139095040> : tensor<4xi32>
+  %ybits = stablehlo.bitcast_convert %y : (tensor<4xf32>) -> tensor<4xi32>
+  %yabs = stablehlo.and %ybits, %mask : tensor<4xi32>
+  %ge = stablehlo.compare GE, %x, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %ynan = stablehlo.compare GT, %yabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %keep = stablehlo.or %ge, %ynan : tensor<4xi1>
+  %r = stablehlo.select %keep, %x, %y : tensor<4xi1>, tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // Every problem of a module is named, in one error.
 // CHECK: error: vkml-verify-nan-semantics: 2 NaN-swallowing operation(s)
 // CHECK-NEXT: 'arith.maxnumf'

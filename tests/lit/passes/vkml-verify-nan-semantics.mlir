@@ -112,3 +112,52 @@ func.func @arith_propagating(%x: f32, %y: f32) -> (f32, f32) {
 }
 // CHECK: arith.maximumf %arg0, %arg1
 // CHECK: arith.select %{{.*}}, %arg0, %arg1
+
+// -----
+
+// vkml-vulkan-nan's spelling of select_max: (bits & MASK) > INF reads as x != x, <= INF as
+// x == x, and GE joined with its operands' "not NaN" tests reads as GE alone.
+// CHECK-LABEL: func.func @select_max_by_bits
+func.func @select_max_by_bits(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %mask = stablehlo.constant dense<2147483647> : tensor<4xi32>
+  %inf = stablehlo.constant dense<2139095040> : tensor<4xi32>
+  %xbits = stablehlo.bitcast_convert %x : (tensor<4xf32>) -> tensor<4xi32>
+  %xabs = stablehlo.and %xbits, %mask : tensor<4xi32>
+  %ybits = stablehlo.bitcast_convert %y : (tensor<4xf32>) -> tensor<4xi32>
+  %yabs = stablehlo.and %ybits, %mask : tensor<4xi32>
+  %xord = stablehlo.compare LE, %xabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %yord = stablehlo.compare LE, %yabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %ord = stablehlo.and %xord, %yord : tensor<4xi1>
+  %ge = stablehlo.compare GE, %x, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %guarded = stablehlo.and %ge, %ord : tensor<4xi1>
+  %xnan = stablehlo.compare GT, %xabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %keep = stablehlo.or %guarded, %xnan : tensor<4xi1>
+  %r = stablehlo.select %keep, %x, %y : tensor<4xi1>, tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+// CHECK: %[[KEEP9:.*]] = stablehlo.or
+// CHECK: stablehlo.select %[[KEEP9]], %arg0, %arg1
+
+// -----
+
+// A user's where(x > y, x, y) after vkml-vulkan-nan: the guarded compare reads as x > y, so
+// this stays a select on one compare, which the verifier leaves to torch.where's meaning.
+// CHECK-LABEL: func.func @user_where_by_bits
+func.func @user_where_by_bits(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %mask = stablehlo.constant dense<2147483647> : tensor<4xi32>
+  %inf = stablehlo.constant dense<2139095040> : tensor<4xi32>
+  %xbits = stablehlo.bitcast_convert %x : (tensor<4xf32>) -> tensor<4xi32>
+  %xabs = stablehlo.and %xbits, %mask : tensor<4xi32>
+  %ybits = stablehlo.bitcast_convert %y : (tensor<4xf32>) -> tensor<4xi32>
+  %yabs = stablehlo.and %ybits, %mask : tensor<4xi32>
+  %xord = stablehlo.compare LE, %xabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %yord = stablehlo.compare LE, %yabs, %inf, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %ord = stablehlo.and %xord, %yord : tensor<4xi1>
+  %gt = stablehlo.compare GT, %x, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %guarded = stablehlo.and %gt, %ord : tensor<4xi1>
+  %r = stablehlo.select %guarded, %x, %y : tensor<4xi1>, tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+// CHECK: %[[GT10:.*]] = stablehlo.compare GT, %arg0, %arg1, FLOAT
+// CHECK: %[[GUARDED10:.*]] = stablehlo.and %[[GT10]], %{{.*}} : tensor<4xi1>
+// CHECK: stablehlo.select %[[GUARDED10]], %arg0, %arg1
