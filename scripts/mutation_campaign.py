@@ -49,6 +49,8 @@ VIEWS = "tests/py/frontend/test_views.py"
 SOFT = "tests/py/passes/test_soft_f16.py"
 NAN = "tests/py/passes/test_nan_semantics.py"
 RNG = "tests/py/frontend/test_random.py"
+# skips where no Vulkan device exists; lit's emit/vulkan.py still sees the missing fences there
+VULKAN = "tests/py/frontend/test_vulkan_contracts.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- vkml-pairwise-reductions and the tree it emits ----------------------------------
@@ -280,6 +282,31 @@ MUTANTS: tuple[Mutant, ...] = (
         '        if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:',
         "        if False:",
         ("tests/py/frontend/test_fma_contraction.py",),
+        lit=True,
+    ),
+    # -- Vulkan: no float op folded with the next (ADR 0009) --------------------------------
+    Mutant(
+        "vulkan: no float fences, so the driver reassociates (x + 0.5) - 0.25",
+        "vkml/dialect/builder.py",
+        "        self.fence_float_ops = fence_float_ops",
+        "        self.fence_float_ops = False",
+        (VULKAN,),
+        lit=True,
+    ),
+    Mutant(
+        "vulkan: literals left visible, so the driver folds x * 0.0 to 0",
+        "vkml/dialect/builder.py",
+        "        if not self.is_constant(v) or not _fenceable(v.dtype):",
+        "        if True:",
+        (VULKAN,),
+        lit=True,
+    ),
+    Mutant(
+        "vulkan: subtrahend not made distinct, so the driver folds x - x to 0",
+        "vkml/dialect/builder.py",
+        '            b = self._made_distinct(b) if name == "subtract" else self._hide(b)',
+        "            b = self._hide(b)",
+        (VULKAN,),
         lit=True,
     ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------

@@ -12,13 +12,32 @@ _SIGNED = {32: int32, 64: int64}
 # The name of the function argument that carries the multiply fence (always 0 at run time).
 FENCE_ARG = "%fence"
 _COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
+# Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.
+_FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
+# Of those, the ones whose result is fenced too: power is a transcendental (log(x ** y) would
+# become y * log(x)); multiply always is (ADR 0007).
+_FENCED_ARITH = frozenset({"power"})
+
+
+def _fenceable(dtype: DType) -> bool:
+    """Whether ``dtype``'s values can pass through the fence (an xor on 32 or 64 bits)."""
+    return dtype.bits >= 32 and dtype.kind != "bool"
 
 
 class FunctionBuilder:
-    """Builds the text of one public function; SSA names are numbered in emission order."""
+    """Builds the text of one public function; SSA names are numbered in emission order.
 
-    def __init__(self, name: str = "main") -> None:
+    With ``fence_float_ops`` (Vulkan, ADR 0009) no float operation's operand is something a
+    driver could fold it with: a float literal used by arithmetic is hidden behind the fence,
+    the right operand of a subtraction differs from the left one even when both are the same
+    value, and the results of float unary ops, powers and casts to or from float pass through
+    the fence, as every multiply does (ADR 0007). Without the option (cpu) only multiplies are
+    fenced.
+    """
+
+    def __init__(self, name: str = "main", fence_float_ops: bool = False) -> None:
         self.name = name
+        self.fence_float_ops = fence_float_ops
         self.args: list[Value] = []
         self.lines: list[str] = []
         self.results: list[Value] = []
@@ -32,6 +51,9 @@ class FunctionBuilder:
         self.uses_fence = False
         self._fences: dict[tuple[str, tuple[int, ...]], Value] = {}
         self._int_types = (int32, int64)
+        # literals behind the fence, and subtrahends made distinct, by the value they stand for
+        self._hidden: dict[str, Value] = {}
+        self._distinct: dict[str, Value] = {}
 
     # -- structure ---------------------------------------------------------------------
     def arg(self, ttype: TensorType) -> Value:
@@ -117,7 +139,9 @@ class FunctionBuilder:
             # (b ? y : 0), which turns 0 * inf into 0 instead of NaN
             one = self.broadcast(self.constant(1, dtype), v.shape)
             return self.select(v, one, self.broadcast(self.constant(0, dtype), v.shape))
-        return self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
+        converted = self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
+        # a driver cancels float -> int -> float (into trunc, -0.0 kept) and int -> float -> int
+        return self._fenced(converted) if v.dtype.is_float or dtype.is_float else converted
 
     def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:
         """NumPy broadcasting of ``v`` to ``shape`` (trailing dimensions aligned)."""
@@ -138,13 +162,23 @@ class FunctionBuilder:
         return self.broadcast(self.convert(v, dtype), shape)
 
     def unary(self, name: str, v: Value) -> Value:
-        return self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
+        out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
+        return self._fenced(out) if v.dtype.is_float else out
+
+    def chlo_unary(self, name: str, v: Value) -> Value:
+        """A CHLO elementwise op (``erf``, ``erfc``), which StableHLO does not have."""
+        out = self.emit(f"chlo.{name} {v.name} : {v.type} -> {v.type}", v.type)
+        return self._fenced(out) if v.dtype.is_float else out
 
     def binary(self, name: str, a: Value, b: Value) -> Value:
+        arith = self.fence_float_ops and name in _FLOAT_ARITH and a.dtype.is_float
+        if arith:  # ADR 0009: no literal for the driver to fold, and never a - a
+            a = self._hide(a)
+            b = self._made_distinct(b) if name == "subtract" else self._hide(b)
         out = self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
         if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:
             return self._unfusable(out)
-        return out
+        return self._fenced(out) if arith and name in _FENCED_ARITH else out
 
     def _unfusable(self, v: Value) -> Value:
         """``v`` unchanged, through ``bits ^ fence``, where ``fence`` is an argument the
@@ -153,13 +187,57 @@ class FunctionBuilder:
         IREE's llvm-cpu marks every float multiply and add ``contract``, so LLVM fuses a
         multiply feeding an add into one FMA, which rounds once where the reference rounds
         twice. The compiler cannot prove the fence is 0, so no multiply result reaches an add
-        directly and nothing is fused; the xor costs one integer op per element.
+        directly and nothing is fused; the xor costs one integer op per element. Integers
+        (the casts of ADR 0009) take the xor directly.
         """
+        if not v.dtype.is_float:
+            fence = self._fence_value(v.dtype, v.shape)
+            return self.emit(f"stablehlo.xor {v.name}, {fence.name} : {v.type}", v.type)
         bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
         bits = self.bitcast(v, bits_type)
         fence = self._fence_value(bits_type, v.shape)
         mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
         return self.bitcast(mixed, v.dtype)
+
+    def _fenced(self, v: Value) -> Value:
+        """``v`` through the fence when this builder fences float ops (ADR 0009).
+
+        A Vulkan driver may treat float arithmetic as real arithmetic (SPIR-V from IREE
+        carries no ``NoContraction``): Mesa rewrites ``sqrt(x) * sqrt(x)`` into ``abs(x)``,
+        ``x + (-x)`` into 0 and ``int(float(i))`` into ``i``. Each rewrite needs to see the op
+        that produced an operand; behind the fence it sees an xor with an unknown.
+        """
+        if self.fence_float_ops and _fenceable(v.dtype):
+            return self._unfusable(v)
+        return v
+
+    def _hide(self, v: Value) -> Value:
+        """A float literal through the fence, so that ``x * 0.0``, ``x + 0.0`` and
+        ``1.0 / x`` stay operations (folded, they lose NaN, inf and -0.0); else ``v``."""
+        if not self.is_constant(v) or not _fenceable(v.dtype):
+            return v
+        found = self._hidden.get(v.name)
+        if found is None:
+            found = self._hidden[v.name] = self._unfusable(v)
+        return found
+
+    def _made_distinct(self, v: Value) -> Value:
+        """``v`` as ``bits | fence``: a value no other operand can be, even after CSE.
+
+        ``a - a`` folds to 0 (wrong for inf and NaN) once a driver sees the same value on
+        both sides, which happens for ``x - x`` and for two equal subexpressions IREE merged.
+        ``or`` rather than the xor fence: ``(a ^ fence) ^ fence`` cancels back to ``a``.
+        """
+        if not _fenceable(v.dtype):
+            return v
+        found = self._distinct.get(v.name)
+        if found is None:
+            bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+            bits = self.bitcast(v, bits_type)
+            fence = self._fence_value(bits_type, v.shape)
+            mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", bits.type)
+            found = self._distinct[v.name] = self.bitcast(mixed, v.dtype)
+        return found
 
     def _fence_value(self, dtype: DType, shape: tuple[int, ...]) -> Value:
         key = (dtype.name, shape)

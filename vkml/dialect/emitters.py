@@ -59,10 +59,7 @@ def _unary(name: str, chlo: bool = False) -> Emitter:
             if name == "abs":
                 return x
             return b.binary("subtract", b.broadcast(b.constant(0, x.dtype), x.shape), x)
-        if chlo:
-            y = b.emit(f"chlo.{name} {x.name} : {x.type} -> {x.type}", x.type)
-        else:
-            y = b.unary(name, x)
+        y = b.chlo_unary(name, x) if chlo else b.unary(name, x)
         return b.convert(y, out.dtype)
 
     return emit
@@ -117,7 +114,7 @@ def emit_gelu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: M
         return b.broadcast(b.constant(value, cdt), out.shape)
 
     scaled = b.binary("multiply", x, splat(-math.sqrt(0.5)))
-    erfc = b.emit(f"chlo.erfc {scaled.name} : {scaled.type} -> {scaled.type}", scaled.type)
+    erfc = b.chlo_unary("erfc", scaled)
     half_x = b.binary("multiply", x, splat(0.5))
     return b.convert(b.binary("multiply", half_x, erfc), out.dtype)
 

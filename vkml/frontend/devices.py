@@ -348,7 +348,8 @@ class VulkanDevice(IreeDevice):
         return download(storage, dtype, copy, self.name, self.report.name)
 
     def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
-        return lower_to_mlir(schedule, roots, output_args=True)
+        # Vulkan drivers fold float arithmetic as if it were exact (ADR 0009)
+        return lower_to_mlir(schedule, roots, output_args=True, fence_float_ops=True)
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],

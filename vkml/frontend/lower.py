@@ -73,15 +73,20 @@ SEGMENT_NODES = 500
 
 
 def lower_to_mlir(
-    schedule: Sequence[Node], roots: Sequence[Node], name: str = "main", output_args: bool = False
+    schedule: Sequence[Node],
+    roots: Sequence[Node],
+    name: str = "main",
+    output_args: bool = False,
+    fence_float_ops: bool = False,
 ) -> str:
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves.
 
     The per-realize side tables (``values``, ``last_use``) are indexed by topological
     position; nothing is written onto the nodes. With ``output_args`` the caller passes one
     more buffer per root, after the leaves, and the function writes each result into it.
+    With ``fence_float_ops`` the driver is kept from folding float ops (Vulkan, ADR 0009).
     """
-    b = FunctionBuilder(name)
+    b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     position: dict[Node, int] = {}
     last_use = [0] * len(schedule)
     for i, node in enumerate(schedule):

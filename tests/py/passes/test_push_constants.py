@@ -25,7 +25,7 @@ def vulkan_target(name: str) -> Target:
 
 def vulkan_module(*tensors: vkml.Tensor) -> str:
     roots = [t.node for t in tensors]
-    return lower_to_mlir(toposort(roots), roots, output_args=True)
+    return lower_to_mlir(toposort(roots), roots, output_args=True, fence_float_ops=True)
 
 
 @pytest.mark.parametrize("target", ["llvmpipe", "ampere", "rdna3", "vp_android_baseline_2022"])

@@ -1,0 +1,71 @@
+# RUN: %python %s | filecheck %s
+# The IR vkml emits for Vulkan (ADR 0009): no float op sees a literal, the same value on
+# both sides of a subtraction, or the bare result of a unary op or a cast.
+import numpy as np
+
+import vkml
+from vkml.frontend.graph import toposort
+from vkml.frontend.lower import lower_to_mlir
+
+
+def vulkan_mlir(*tensors: vkml.Tensor) -> str:
+    roots = [t.node for t in tensors]
+    return lower_to_mlir(toposort(roots), roots, output_args=True, fence_float_ops=True)
+
+
+x = vkml.tensor(np.ones((4,), np.float32))
+n = vkml.tensor(np.ones((4,), np.int32))
+
+# The literal 0.5 is hidden behind `^ fence`, and the subtracted 0.25 behind `| fence`; the
+# sum and the difference themselves are not fenced. The fence is the last argument.
+# CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32> {iree.abi.output = 0 : index}, %fence: tensor<i32>)
+# CHECK: %[[HALF:.*]] = stablehlo.constant dense<0x3F000000> : tensor<4xf32>
+# CHECK: %[[HALF_BITS:.*]] = stablehlo.bitcast_convert %[[HALF]]
+# CHECK: %[[FENCE:.*]] = stablehlo.broadcast_in_dim %fence, dims = [] : (tensor<i32>) -> tensor<4xi32>
+# CHECK: %[[HALF_MIX:.*]] = stablehlo.xor %[[HALF_BITS]], %[[FENCE]]
+# CHECK: %[[HALF_HID:.*]] = stablehlo.bitcast_convert %[[HALF_MIX]]
+# CHECK: %[[SUM:.*]] = stablehlo.add %arg0, %[[HALF_HID]]
+# CHECK: %[[QUARTER:.*]] = stablehlo.constant dense<0x3E800000> : tensor<4xf32>
+# CHECK: %[[QUARTER_BITS:.*]] = stablehlo.bitcast_convert %[[QUARTER]]
+# CHECK: %[[QUARTER_MIX:.*]] = stablehlo.or %[[QUARTER_BITS]], %[[FENCE]]
+# CHECK: %[[QUARTER_HID:.*]] = stablehlo.bitcast_convert %[[QUARTER_MIX]]
+# CHECK: %[[DIFF:.*]] = stablehlo.subtract %[[SUM]], %[[QUARTER_HID]]
+# CHECK: return %[[DIFF]]
+print(vulkan_mlir((x + 0.5) - 0.25))
+
+# x - x: the right operand is `x | fence`, never the left operand's value.
+# CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>,
+# CHECK: %[[X_BITS:.*]] = stablehlo.bitcast_convert %arg0
+# CHECK: %[[X_FENCE:.*]] = stablehlo.broadcast_in_dim %fence
+# CHECK: %[[X_MIX:.*]] = stablehlo.or %[[X_BITS]], %[[X_FENCE]]
+# CHECK: %[[X_OTHER:.*]] = stablehlo.bitcast_convert %[[X_MIX]]
+# CHECK: stablehlo.subtract %arg0, %[[X_OTHER]]
+print(vulkan_mlir(x - x))
+
+# A unary op's result is fenced: sqrt(x) * sqrt(x) must not become abs(x).
+# CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>,
+# CHECK: %[[ROOT:.*]] = stablehlo.sqrt %arg0
+# CHECK: %[[ROOT_BITS:.*]] = stablehlo.bitcast_convert %[[ROOT]]
+# CHECK: %[[ROOT_MIX:.*]] = stablehlo.xor %[[ROOT_BITS]]
+# CHECK: %[[ROOT_OUT:.*]] = stablehlo.bitcast_convert %[[ROOT_MIX]]
+# CHECK: stablehlo.multiply %[[ROOT_OUT]], %[[ROOT_OUT]]
+root = x.sqrt()
+print(vulkan_mlir(root * root))
+
+# A cast between int and float is fenced on the integer side too: int -> float -> int is not
+# the identity.
+# CHECK-LABEL: func.func @main(%arg0: tensor<4xi32>,
+# CHECK: %[[F:.*]] = stablehlo.convert %arg0 : (tensor<4xi32>) -> tensor<4xf32>
+# CHECK: %[[F_BITS:.*]] = stablehlo.bitcast_convert %[[F]]
+# CHECK: %[[F_MIX:.*]] = stablehlo.xor %[[F_BITS]]
+# CHECK: %[[F_OUT:.*]] = stablehlo.bitcast_convert %[[F_MIX]]
+# CHECK: %[[I:.*]] = stablehlo.convert %[[F_OUT]] : (tensor<4xf32>) -> tensor<4xi32>
+# CHECK: %[[I_MIX:.*]] = stablehlo.xor %[[I]], %{{.*}} : tensor<4xi32>
+# CHECK: return %[[I_MIX]]
+print(vulkan_mlir(n.astype(vkml.float32).astype(vkml.int32)))
+
+# A maximum is a compare and a select: nothing to fold, so nothing fenced.
+# CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>,
+# CHECK-NOT: %fence
+# CHECK: return
+print(vulkan_mlir(vkml.maximum(x, x[::-1])))
