@@ -8,13 +8,20 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from vkml.passes import pairwise_reductions, soft_f16, verify_nan_semantics, vulkan_nan
+from vkml.passes import (
+    exact_divide,
+    pairwise_reductions,
+    soft_f16,
+    verify_nan_semantics,
+    vulkan_nan,
+)
 
 PASSES: dict[str, ModuleType] = {
     pairwise_reductions.ARGUMENT: pairwise_reductions,
     soft_f16.ARGUMENT: soft_f16,
     verify_nan_semantics.ARGUMENT: verify_nan_semantics,
     vulkan_nan.ARGUMENT: vulkan_nan,
+    exact_divide.ARGUMENT: exact_divide,
 }
 
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
@@ -27,8 +34,9 @@ PIPELINE: tuple[str, ...] = (
 
 # Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
 # Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
-# pass's docstring for what was measured).
-VULKAN_PASSES: tuple[str, ...] = (vulkan_nan.ARGUMENT,)
+# pass's docstring for what was measured). Division first: its integer recipe has no NaN
+# for the NaN pass to guard.
+VULKAN_PASSES: tuple[str, ...] = (exact_divide.ARGUMENT, vulkan_nan.ARGUMENT)
 
 
 def pipeline_for(backend: str) -> tuple[str, ...]:
