@@ -162,8 +162,20 @@ class FunctionBuilder:
         return self.broadcast(self.convert(v, dtype), shape)
 
     def unary(self, name: str, v: Value) -> Value:
+        if name == "negate" and self.fence_float_ops and _fenceable(v.dtype) and v.dtype.is_float:
+            return self._flip_sign(v)
         out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
         return self._fenced(out) if v.dtype.is_float else out
+
+    def _flip_sign(self, v: Value) -> Value:
+        """``-v`` as an xor of the sign bit (ADR 0009): exactly IEEE negation, and no float
+        negate for a driver to push into the op that made ``v`` (NVIDIA's rewrote
+        ``-(c - m)`` as ``m - c``, which is +0.0 where the negation is -0.0)."""
+        bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+        bits = self.bitcast(v, bits_type)
+        sign = self.constant(-(1 << (v.dtype.bits - 1)), bits_type, v.shape)
+        flipped = self.emit(f"stablehlo.xor {bits.name}, {sign.name} : {bits.type}", bits.type)
+        return self.bitcast(flipped, v.dtype)
 
     def chlo_unary(self, name: str, v: Value) -> Value:
         """A CHLO elementwise op (``erf``, ``erfc``), which StableHLO does not have."""
