@@ -95,7 +95,7 @@ def devices(args: argparse.Namespace) -> int:
     reports = vulkan_reports()
     best = vkml.best_device()
     rows = [
-        ("cpu", "IREE llvm-cpu (local-task)", "cpu", "", "", "", "", ""),
+        ("cpu", "IREE llvm-cpu (local-task; small graphs local-sync)", "cpu", "", "", "", "", ""),
         ("reference", "NumPy interpreter (the oracle)", "cpu", "", "", "", "", ""),
     ]
     for r in reports:

@@ -7,7 +7,7 @@
 #     bash scripts/gpu/run.sh
 #
 # Logs go to $OUT (at most 8 files): summary.txt, setup.log, env.txt, pytest.log, digits.log,
-# digits.png, bench.md. Each phase's exit status is in summary.txt; a failed phase does not stop
+# digits.png, bench.md, ulp.md. Each phase's exit status is in summary.txt; a failed phase does not stop
 # the next. Nothing is compiled there: a graph missing from .gpucache fails with a CompileError
 # that names it.
 #
@@ -123,6 +123,7 @@ phase "pytest (Vulkan op x dtype contract, reports)" 150 "$OUT/pytest.log" \
 phase "digits demo on vulkan:0" 90 "$OUT/digits.log" \
     "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress --plot "$OUT/digits.png"
 phase "bench" 150 "$OUT/bench.md" "$PY" scripts/gpu/bench.py --device vulkan:0
+phase "ulp report" 60 "$OUT/ulp.md" "$PY" scripts/gpu/ulp_report.py --device vulkan:0
 
 echo "--- summary"
 cat "$SUMMARY"

@@ -1,0 +1,109 @@
+"""Measured error of every non-bit-exact op on a device, against ``reference``.
+
+    python scripts/gpu/ulp_report.py [--device vulkan:0]
+
+Runs the same programs as the op x dtype contract test (tests/py/frontend/test_vulkan_device.py,
+so on a machine without the compiler they come from the same cache entries) and prints, per
+op and float dtype, the largest distance to the reference in units in the last place (the
+number of representable values between the two), beside the op table's bound. For sin and cos
+the table bounds the absolute error in eps instead, and for matmul the relative error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "py")]
+
+import ml_dtypes  # noqa: E402
+
+import vkml  # noqa: E402
+from vkml.frontend.optable import OPS  # noqa: E402
+
+ops_test = importlib.import_module("frontend.test_ops_vs_reference")
+FLOATS = ("float32", "float16", "bfloat16", "float64")
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def ulp_distance(got: np.ndarray, want: np.ndarray) -> int:
+    """The largest number of representable steps between ``got`` and ``want`` (NaNs skipped)."""
+    width = got.dtype.itemsize
+    unsigned = _UINT[width]
+    a, b = got.view(unsigned).astype(np.int64), want.view(unsigned).astype(np.int64)
+    sign = np.int64(1) << (8 * width - 1)
+    # order the patterns as the values: negatives below zero, -0.0 next to +0.0
+    a = np.where(a & sign, -(a & (sign - 1)), a) if width < 8 else _ordered64(got)
+    b = np.where(b & sign, -(b & (sign - 1)), b) if width < 8 else _ordered64(want)
+    nan = np.isnan(got.astype(np.float64)) | np.isnan(want.astype(np.float64))
+    dist = np.abs(a - b)[~nan]
+    return int(dist.max()) if dist.size else 0
+
+
+def _ordered64(x: np.ndarray) -> np.ndarray:
+    bits = x.view(np.int64)
+    return np.where(bits < 0, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)), bits)
+
+
+def measure(device: vkml.Device, dtype: str) -> dict[str, str]:
+    dt = vkml.dtypes.to_dtype(dtype)
+
+    def runs_here(name: str, op: str) -> bool:  # as test_vulkan_device.py selects them
+        cast_to = vkml.dtypes.to_dtype(name.split("_")[-1]) if name.startswith("astype_") else dt
+        return device.supports(op, dt) and device.supports("astype", cast_to)
+
+    progs = {n: p for n, p in ops_test.programs(dtype).items() if runs_here(n, p[0])}
+    data = ops_test.inputs(dtype)
+    results = {}
+    for where in (vkml.reference, device):
+        t = {k: vkml.tensor(v, device=where) for k, v in data.items()}
+        outs = {name: fn(t) for name, (_, fn) in progs.items()}
+        vkml.realize(*outs.values())
+        results[where.name] = {k: v.numpy() for k, v in outs.items()}
+    found: dict[str, str] = {}
+    for name, (op, _) in progs.items():
+        got, want = results[device.name][name], results["reference"][name]
+        if OPS[op].bit_exact or got.dtype.kind not in "fV":
+            continue
+        eps = float(ml_dtypes.finfo(got.dtype).eps)
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        if op in ("sin", "cos"):
+            err = np.nanmax(np.abs(g - w)) / eps
+            found[name] = f"{err:.1f} eps abs (bound {OPS[op].ulp})"
+        elif op == "matmul":
+            err = np.nanmax(np.abs(g - w) / np.maximum(np.abs(w), 1e-300)) / eps
+            found[name] = f"{err:.2f} eps rel"
+        else:
+            found[name] = f"{ulp_distance(got, want)} ULP (bound {OPS[op].ulp})"
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="vulkan:0")
+    args = parser.parse_args()
+    device = vkml.device(args.device)
+    table: dict[str, dict[str, str]] = {}
+    for dtype in FLOATS:
+        if not device.supports("add", vkml.dtypes.to_dtype(dtype)):
+            continue
+        for name, text in measure(device, dtype).items():
+            table.setdefault(name, {})[dtype] = text
+    target = getattr(getattr(device, 'target', None), 'name', device.name)
+    print(f"Largest error against reference on {device} ({target})\n")
+    print("| program | " + " | ".join(FLOATS) + " |")
+    print("|---|" + "---|" * len(FLOATS))
+    for name in sorted(table):
+        print(f"| {name} | " + " | ".join(table[name].get(d, "") for d in FLOATS) + " |")
+    stats = vkml.stats()
+    print(f"\nvkml counters: compiles={stats['compiles']} invocations={stats['invocations']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
