@@ -167,11 +167,15 @@ class FunctionBuilder:
         out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
         return self._fenced(out) if v.dtype.is_float else out
 
+    def _bits_type(self, dtype: DType) -> DType:
+        """The integer dtype holding a 32- or 64-bit float's bits."""
+        return self._int_types[0] if dtype.bits == 32 else self._int_types[1]
+
     def _flip_sign(self, v: Value) -> Value:
         """``-v`` as an xor of the sign bit (ADR 0009): exactly IEEE negation, and no float
         negate for a driver to push into the op that made ``v`` (NVIDIA's rewrote
         ``-(c - m)`` as ``m - c``, which is +0.0 where the negation is -0.0)."""
-        bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+        bits_type = self._bits_type(v.dtype)
         bits = self.bitcast(v, bits_type)
         sign = self.constant(-(1 << (v.dtype.bits - 1)), bits_type, v.shape)
         flipped = self.emit(f"stablehlo.xor {bits.name}, {sign.name} : {bits.type}", bits.type)
@@ -205,7 +209,7 @@ class FunctionBuilder:
         if not v.dtype.is_float:
             fence = self._fence_value(v.dtype, v.shape)
             return self.emit(f"stablehlo.xor {v.name}, {fence.name} : {v.type}", v.type)
-        bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+        bits_type = self._bits_type(v.dtype)
         bits = self.bitcast(v, bits_type)
         fence = self._fence_value(bits_type, v.shape)
         mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
@@ -244,7 +248,7 @@ class FunctionBuilder:
             return v
         found = self._distinct.get(v.name)
         if found is None:
-            bits_type = {32: self._int_types[0], 64: self._int_types[1]}[v.dtype.bits]
+            bits_type = self._bits_type(v.dtype)
             bits = self.bitcast(v, bits_type)
             fence = self._fence_value(bits_type, v.shape)
             mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", bits.type)

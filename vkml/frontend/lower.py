@@ -9,6 +9,7 @@ goes straight to the loaded executable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,20 +50,13 @@ def estimated_work(schedule: Sequence[Node]) -> int:
     for node in schedule:
         if node._computed:
             continue
-        size = _size(node.shape)
+        size = math.prod(node.shape)
         for s in node.src:
-            size = max(size, _size(s.shape))
+            size = max(size, math.prod(s.shape))
         if node.op == "matmul":
-            size = _size(node.shape) * node.src[0].shape[-1]
+            size = math.prod(node.shape) * node.src[0].shape[-1]
         work += size
     return work
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
