@@ -21,50 +21,28 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "py")]
 
-import ml_dtypes  # noqa: E402
+import ml_dtypes
+from numerics import ulp_distance as ulp_distances
 
-import vkml  # noqa: E402
-from vkml.frontend.optable import OPS  # noqa: E402
+import vkml
+from vkml.frontend.optable import OPS
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
-FLOATS = ("float32", "float16", "bfloat16", "float64")
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def ulp_distance(got: np.ndarray, want: np.ndarray) -> int:
-    """The largest number of representable steps between ``got`` and ``want`` (NaNs skipped)."""
-    width = got.dtype.itemsize
-    unsigned = _UINT[width]
-    a, b = got.view(unsigned).astype(np.int64), want.view(unsigned).astype(np.int64)
-    sign = np.int64(1) << (8 * width - 1)
-    # order the patterns as the values: negatives below zero, -0.0 next to +0.0
-    a = np.where(a & sign, -(a & (sign - 1)), a) if width < 8 else _ordered64(got)
-    b = np.where(b & sign, -(b & (sign - 1)), b) if width < 8 else _ordered64(want)
-    nan = np.isnan(got.astype(np.float64)) | np.isnan(want.astype(np.float64))
-    dist = np.abs(a - b)[~nan]
-    return int(dist.max()) if dist.size else 0
+    """The largest number of representable steps between ``got`` and ``want``."""
+    d = ulp_distances(got, want)
+    return int(d.max()) if d.size else 0
 
 
-def _ordered64(x: np.ndarray) -> np.ndarray:
-    bits = x.view(np.int64)
-    return np.where(bits < 0, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)), bits)
+FLOATS = ("float32", "float16", "bfloat16", "float64")
 
 
 def measure(device: vkml.Device, dtype: str) -> dict[str, str]:
-    dt = vkml.dtypes.to_dtype(dtype)
-
-    def runs_here(name: str, op: str) -> bool:  # as test_vulkan_device.py selects them
-        cast_to = vkml.dtypes.to_dtype(name.split("_")[-1]) if name.startswith("astype_") else dt
-        return device.supports(op, dt) and device.supports("astype", cast_to)
-
-    progs = {n: p for n, p in ops_test.programs(dtype).items() if runs_here(n, p[0])}
-    data = ops_test.inputs(dtype)
-    results = {}
-    for where in (vkml.reference, device):
-        t = {k: vkml.tensor(v, device=where) for k, v in data.items()}
-        outs = {name: fn(t) for name, (_, fn) in progs.items()}
-        vkml.realize(*outs.values())
-        results[where.name] = {k: v.numpy() for k, v in outs.items()}
+    # the contract test's programs and inputs: the same graphs, hence the same cache entries
+    progs = ops_test.programs_on(device, dtype)
+    results = ops_test.run_on_both(device, dtype, progs)
     found: dict[str, str] = {}
     for name, (op, _) in progs.items():
         got, want = results[device.name][name], results["reference"][name]

@@ -172,10 +172,22 @@ def _check(name: str, opname: str, got: np.ndarray, want: np.ndarray, dtype: str
         assert_within_ulp(got, want, op.ulp, what)
 
 
-def check_against_reference(
+def programs_on(device: vkml.Device, dtype: str) -> dict[str, tuple[str, Program]]:
+    """``programs(dtype)`` less those ``device`` refuses (the op, or a cast's target dtype)."""
+    dt = vkml.dtypes.to_dtype(dtype)
+
+    def runs_here(name: str, op: str) -> bool:
+        cast_to = vkml.dtypes.to_dtype(name.split("_")[-1]) if name.startswith("astype_") else dt
+        return device.supports(op, dt) and device.supports("astype", cast_to)
+
+    return {n: p for n, p in programs(dtype).items() if runs_here(n, p[0])}
+
+
+def run_on_both(
     device: vkml.Device, dtype: str, progs: dict[str, tuple[str, Program]]
-) -> None:
-    """Run ``progs`` on ``device`` and on the reference (one realize each) and compare."""
+) -> dict[str, dict[str, np.ndarray]]:
+    """Each program's result on the reference and on ``device`` (one realize each), by
+    device name then program name."""
     data = inputs(dtype)
     results = {}
     for where in (vkml.reference, device):
@@ -183,6 +195,14 @@ def check_against_reference(
         outs = {name: fn(t) for name, (_, fn) in progs.items()}
         vkml.realize(*outs.values())
         results[where.name] = {k: v.numpy() for k, v in outs.items()}
+    return results
+
+
+def check_against_reference(
+    device: vkml.Device, dtype: str, progs: dict[str, tuple[str, Program]]
+) -> None:
+    """Run ``progs`` on ``device`` and on the reference (one realize each) and compare."""
+    results = run_on_both(device, dtype, progs)
     failures = []
     for name, (op, _) in progs.items():
         try:

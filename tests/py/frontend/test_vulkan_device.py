@@ -28,16 +28,9 @@ def vulkan() -> vkml.Device:
 
 @pytest.mark.parametrize("dtype", ops_test.ALL)
 def test_every_op_matches_reference_on_vulkan(vulkan: vkml.Device, dtype: str) -> None:
-    dt = vkml.dtypes.to_dtype(dtype)
-    if not vulkan.supports("add", dt):
+    if not vulkan.supports("add", vkml.dtypes.to_dtype(dtype)):
         pytest.skip(f"{vulkan} does not support {dtype} (its support table refuses it)")
-
-    def runs_here(name: str, op: str) -> bool:
-        cast_to = vkml.dtypes.to_dtype(name.split("_")[-1]) if name.startswith("astype_") else dt
-        return vulkan.supports(op, dt) and vulkan.supports("astype", cast_to)
-
-    progs = {n: p for n, p in ops_test.programs(dtype).items() if runs_here(n, p[0])}
-    ops_test.check_against_reference(vulkan, dtype, progs)
+    ops_test.check_against_reference(vulkan, dtype, ops_test.programs_on(vulkan, dtype))
 
 
 def test_support_table_is_a_subset_of_cpu_and_reference(vulkan: vkml.Device) -> None:
