@@ -20,6 +20,7 @@ whether a remainder is left is the sticky bit, and the three decide the rounding
 from __future__ import annotations
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.intbits import and_mask, const_like, or_mask, shr
 from vkml.dialect.types import Value
 from vkml.dtypes import float32, int32, uint32
 
@@ -40,18 +41,18 @@ def divide_f32(b: FunctionBuilder, x: Value, y: Value) -> Value:
             f"divide_f32 divides two float32 tensors of one type, not {x.type} and {y.type}"
         )
     ux, uy = b.bitcast(x, int32), b.bitcast(y, int32)
-    ax, ay = _and(b, ux, _ABS_MASK), _and(b, uy, _ABS_MASK)
-    sign = _and(b, b.binary("xor", ux, uy), _SIGN)
+    ax, ay = and_mask(b, ux, _ABS_MASK), and_mask(b, uy, _ABS_MASK)
+    sign = and_mask(b, b.binary("xor", ux, uy), _SIGN)
     mx, ex = _unpack(b, ax)
     my, ey = _unpack(b, ay)
     # scale the dividend's significand so that the ratio lies in [1, 2)
     low = b.compare("LT", mx, my)
     mx = b.select(low, b.binary("add", mx, mx), mx)
-    bias = b.select(low, _const(b, ex, _BIAS - 1), _const(b, ex, _BIAS))
+    bias = b.select(low, const_like(b, ex, _BIAS - 1), const_like(b, ex, _BIAS))
     exponent = b.binary("add", b.binary("subtract", ex, ey), bias)
     quotient, remainder = _long_divide(b, mx, my)
     # one more bit below the quotient: set when anything is left (the sticky bit)
-    inexact = b.convert(b.compare("NE", remainder, _const(b, remainder, 0)), int32)
+    inexact = b.convert(b.compare("NE", remainder, const_like(b, remainder, 0)), int32)
     bits = b.binary("or", b.binary("add", quotient, quotient), inexact)
     finite = b.binary("or", sign, _round_to_f32(b, bits, exponent))
     return b.bitcast(_special_cases(b, ux, uy, ax, ay, sign, finite), float32)
@@ -65,15 +66,15 @@ def _unpack(b: FunctionBuilder, a: Value) -> tuple[Value, Value]:
     Subnormals are shifted up until their leading one reaches bit 23, their exponent lowered
     as much. For zero (and inf and NaN, replaced later) the result is some harmless value.
     """
-    biased = _shr(b, a, 23)
-    subnormal = b.compare("EQ", biased, _const(b, a, 0))
+    biased = shr(b, a, 23)
+    subnormal = b.compare("EQ", biased, const_like(b, a, 0))
     significand = b.select(
-        subnormal, a, b.binary("or", _and(b, a, _FRACTION), _const(b, a, _IMPLICIT))
+        subnormal, a, b.binary("or", and_mask(b, a, _FRACTION), const_like(b, a, _IMPLICIT))
     )
     # 0 for normal numbers; at most 23 for a subnormal, 24 for zero: always below 32
-    shift = b.binary("subtract", b.unary("count_leading_zeros", significand), _const(b, a, 8))
+    shift = b.binary("subtract", b.unary("count_leading_zeros", significand), const_like(b, a, 8))
     normalised = b.binary("shift_left", significand, shift)
-    exponent = b.binary("subtract", b.binary("maximum", biased, _const(b, a, 1)), shift)
+    exponent = b.binary("subtract", b.binary("maximum", biased, const_like(b, a, 1)), shift)
     return normalised, exponent
 
 
@@ -88,12 +89,12 @@ def _long_divide(b: FunctionBuilder, dividend: Value, divisor: Value) -> tuple[V
     (``_exact_quotient``).
     """
     # the same value in lanes that reach the result (bit 23 is set there); never 0
-    divisor = _or(b, b.bitcast(divisor, uint32), _IMPLICIT)
+    divisor = or_mask(b, b.bitcast(divisor, uint32), _IMPLICIT)
     dividend = b.bitcast(dividend, uint32)
-    multiples = [b.binary("shift_left", divisor, _const(b, divisor, k)) for k in (3, 2, 1)]
+    multiples = [b.binary("shift_left", divisor, const_like(b, divisor, k)) for k in (3, 2, 1)]
     remainder = b.binary("subtract", dividend, divisor)  # the leading quotient bit is 1
     for _ in range(6):
-        remainder = b.binary("shift_left", remainder, _const(b, remainder, 4))
+        remainder = b.binary("shift_left", remainder, const_like(b, remainder, 4))
         for multiple in (*multiples, divisor):
             less = b.binary("subtract", remainder, multiple)
             remainder = b.binary("minimum", remainder, less)
@@ -110,17 +111,17 @@ def _exact_quotient(b: FunctionBuilder, dividend: Value, divisor: Value, remaind
     times ``odd``, which modulo 2**32 has an inverse: Newton's iteration ``x * (2 - odd * x)``
     doubles its correct low bits, from the 5 of ``3 * odd ^ 2`` to 40.
     """
-    lowest_bit = b.binary("and", divisor, b.binary("subtract", _const(b, divisor, 0), divisor))
-    t = b.binary("subtract", _const(b, divisor, 31), b.unary("count_leading_zeros", lowest_bit))
+    lowest_bit = b.binary("and", divisor, b.binary("subtract", const_like(b, divisor, 0), divisor))
+    t = b.binary("subtract", const_like(b, divisor, 31), b.unary("count_leading_zeros", lowest_bit))
     odd = b.binary("shift_right_logical", divisor, t)
     numerator = b.binary(
         "subtract",
-        b.binary("shift_left", dividend, b.binary("subtract", _const(b, divisor, 24), t)),
+        b.binary("shift_left", dividend, b.binary("subtract", const_like(b, divisor, 24), t)),
         b.binary("shift_right_logical", remainder, t),
     )
-    inverse = b.binary("xor", b.binary("multiply", odd, _const(b, odd, 3)), _const(b, odd, 2))
+    inverse = b.binary("xor", b.binary("multiply", odd, const_like(b, odd, 3)), const_like(b, odd, 2))
     for _ in range(3):
-        error = b.binary("subtract", _const(b, odd, 2), b.binary("multiply", odd, inverse))
+        error = b.binary("subtract", const_like(b, odd, 2), b.binary("multiply", odd, inverse))
         inverse = b.binary("multiply", inverse, error)
     return b.binary("multiply", numerator, inverse)
 
@@ -135,12 +136,12 @@ def _round_to_f32(b: FunctionBuilder, bits: Value, exponent: Value) -> Value:
     exponent field as it should (to the next binade, from subnormal to normal, from the largest
     binade to infinity); an exponent past the largest binade is infinity.
     """
-    one = _const(b, bits, 1)
+    one = const_like(b, bits, 1)
     below = b.binary("minimum", exponent, one)
     shift = b.binary(
-        "minimum", b.binary("subtract", _const(b, bits, 3), below), _const(b, bits, 27)
+        "minimum", b.binary("subtract", const_like(b, bits, 3), below), const_like(b, bits, 27)
     )
-    odd = _and(b, b.binary("shift_right_logical", bits, shift), 1)
+    odd = and_mask(b, b.binary("shift_right_logical", bits, shift), 1)
     below_half = b.binary(
         "subtract", b.binary("shift_left", one, b.binary("subtract", shift, one)), one
     )
@@ -149,9 +150,9 @@ def _round_to_f32(b: FunctionBuilder, bits: Value, exponent: Value) -> Value:
     )
     # wraps for exponents past 254, whose lanes take infinity instead
     field = b.binary("subtract", b.binary("maximum", exponent, one), one)
-    magnitude = b.binary("add", b.binary("shift_left", field, _const(b, bits, 23)), rounded)
-    overflow = b.compare("GT", exponent, _const(b, bits, 254))
-    return b.select(overflow, _const(b, bits, _INF), magnitude)
+    magnitude = b.binary("add", b.binary("shift_left", field, const_like(b, bits, 23)), rounded)
+    overflow = b.compare("GT", exponent, const_like(b, bits, 254))
+    return b.select(overflow, const_like(b, bits, _INF), magnitude)
 
 
 def _special_cases(
@@ -159,28 +160,12 @@ def _special_cases(
 ) -> Value:
     """``finite`` where both operands are finite and nonzero, else the IEEE result of a zero,
     infinite or NaN operand (the module docstring lists them)."""
-    zero, inf = _const(b, ax, 0), _const(b, ax, _INF)
+    zero, inf = const_like(b, ax, 0), const_like(b, ax, _INF)
     x_zero, y_zero = b.compare("EQ", ax, zero), b.compare("EQ", ay, zero)
     x_inf, y_inf = b.compare("EQ", ax, inf), b.compare("EQ", ay, inf)
     invalid = b.binary("or", b.binary("and", x_zero, y_zero), b.binary("and", x_inf, y_inf))
     result = b.select(b.binary("or", x_zero, y_inf), sign, finite)
     result = b.select(b.binary("or", x_inf, y_zero), b.binary("or", sign, inf), result)
-    result = b.select(invalid, _const(b, ax, _DEFAULT_NAN), result)
-    result = b.select(b.compare("GT", ay, inf), _or(b, uy, _QUIET), result)
-    return b.select(b.compare("GT", ax, inf), _or(b, ux, _QUIET), result)
-
-
-def _const(b: FunctionBuilder, like: Value, value: int) -> Value:
-    return b.constant(value, like.dtype, like.shape)
-
-
-def _and(b: FunctionBuilder, v: Value, mask: int) -> Value:
-    return b.binary("and", v, _const(b, v, mask))
-
-
-def _or(b: FunctionBuilder, v: Value, mask: int) -> Value:
-    return b.binary("or", v, _const(b, v, mask))
-
-
-def _shr(b: FunctionBuilder, v: Value, amount: int) -> Value:
-    return b.binary("shift_right_logical", v, _const(b, v, amount))
+    result = b.select(invalid, const_like(b, ax, _DEFAULT_NAN), result)
+    result = b.select(b.compare("GT", ay, inf), or_mask(b, uy, _QUIET), result)
+    return b.select(b.compare("GT", ax, inf), or_mask(b, ux, _QUIET), result)

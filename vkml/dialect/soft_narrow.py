@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.intbits import and_mask, const_like, shr
 from vkml.dialect.types import Value
 from vkml.dtypes import DType, bfloat16, float16, float32, float64, uint32
 
@@ -40,14 +41,14 @@ def narrow_f32(b: FunctionBuilder, x: Value, target: DType) -> Value:
     if x.dtype is not float32 or target not in (float16, bfloat16):
         raise ValueError(f"narrow_f32 rounds f32 to f16 or bf16, not {x.dtype} to {target}")
     u = b.bitcast(x, uint32)
-    sign = _and(b, _shr(b, u, 16), 0x8000)
-    a = _and(b, u, _F32_ABS_MASK)
-    is_nan = b.compare("GT", a, _const(b, a, _F32_INF))
+    sign = and_mask(b, shr(b, u, 16), 0x8000)
+    a = and_mask(b, u, _F32_ABS_MASK)
+    is_nan = b.compare("GT", a, const_like(b, a, _F32_INF))
     if target is float16:
-        kept = _shr(b, a, 13)  # the bits float16 keeps of |x|
+        kept = shr(b, a, 13)  # the bits float16 keeps of |x|
         magnitude = b.select(is_nan, _f16_nan(b, kept), _f16_finite(b, a, kept))
     else:
-        magnitude = b.select(is_nan, _const(b, a, 0x7FC0), _bf16_finite(b, a))
+        magnitude = b.select(is_nan, const_like(b, a, 0x7FC0), _bf16_finite(b, a))
     bits = b.convert(b.binary("or", sign, magnitude), _UINT16)
     return b.bitcast(bits, target)
 
@@ -68,16 +69,16 @@ def narrow_f64(b: FunctionBuilder, x: Value, target: DType) -> Value:
     bits = b.bitcast(nearest, uint32)
     # nearest-even rounded away from zero: step back to the neighbour toward zero
     away = b.compare("GT", b.unary("abs", back), b.unary("abs", x))
-    bits = b.select(away, b.binary("subtract", bits, _const(b, bits, 1)), bits)
+    bits = b.select(away, b.binary("subtract", bits, const_like(b, bits, 1)), bits)
     inexact = b.compare("NE", back, x)  # NaN too: any NaN stays a NaN with its low bit set
-    bits = b.select(inexact, b.binary("or", bits, _const(b, bits, 1)), bits)
+    bits = b.select(inexact, b.binary("or", bits, const_like(b, bits, 1)), bits)
     return narrow_f32(b, b.bitcast(bits, float32), target)
 
 
 def _bf16_finite(b: FunctionBuilder, a: Value) -> Value:
     """|x| to bfloat16 bits: drop 16 bits, ties to even. Overflow carries into the exponent
     and lands exactly on infinity; infinity itself has zero low bits and stays."""
-    return _round_shift(b, a, _and(b, _shr(b, a, 16), 1), 16)
+    return _round_shift(b, a, and_mask(b, shr(b, a, 16), 1), 16)
 
 
 def _f16_finite(b: FunctionBuilder, a: Value, kept: Value) -> Value:
@@ -85,25 +86,25 @@ def _f16_finite(b: FunctionBuilder, a: Value, kept: Value) -> Value:
     # normal range: rebias the exponent, drop 13 mantissa bits with ties to even; anything
     # at or above 65520 (and infinity) rounds past 0x7C00 and is clamped to infinity; below
     # 2**-14 the unsigned subtraction wraps, but those lanes take the subnormal result
-    lsb = _and(b, kept, 1)
-    rebiased = b.binary("subtract", a, _const(b, a, _F16_REBIAS))
-    normal = b.binary("minimum", _round_shift(b, rebiased, lsb, 13), _const(b, a, _F16_INF))
+    lsb = and_mask(b, kept, 1)
+    rebiased = b.binary("subtract", a, const_like(b, a, _F16_REBIAS))
+    normal = b.binary("minimum", _round_shift(b, rebiased, lsb, 13), const_like(b, a, _F16_INF))
     # subnormal range: the significand with its implicit bit, shifted right by 126 - exponent
     # (14 at 2**-15 .. 24 at 2**-25); the shift is capped at 25, which gives 0 for everything
     # smaller and keeps every shift amount below 32 (where targets disagree); for normal
     # lanes 126 - exponent wraps to a huge unsigned value and is capped too
-    significand = b.binary("or", _and(b, a, 0x7FFFFF), _const(b, a, 0x800000))
-    exponent = _shr(b, a, 23)
-    shift = b.binary("minimum", b.binary("subtract", _const(b, a, 126), exponent), _const(b, a, 25))
-    odd = _and(b, b.binary("shift_right_logical", significand, shift), 1)
+    significand = b.binary("or", and_mask(b, a, 0x7FFFFF), const_like(b, a, 0x800000))
+    exponent = shr(b, a, 23)
+    shift = b.binary("minimum", b.binary("subtract", const_like(b, a, 126), exponent), const_like(b, a, 25))
+    odd = and_mask(b, b.binary("shift_right_logical", significand, shift), 1)
     subnormal = _round_shift(b, significand, odd, shift)
-    return b.select(b.compare("LT", a, _const(b, a, _F16_MIN_NORMAL)), subnormal, normal)
+    return b.select(b.compare("LT", a, const_like(b, a, _F16_MIN_NORMAL)), subnormal, normal)
 
 
 def _f16_nan(b: FunctionBuilder, kept: Value) -> Value:
     """NumPy's float16 NaN: the top 10 payload bits (``kept`` is ``|x| >> 13``), at least 1."""
-    payload = b.binary("maximum", _and(b, kept, 0x3FF), _const(b, kept, 1))
-    return b.binary("or", payload, _const(b, kept, _F16_INF))
+    payload = b.binary("maximum", and_mask(b, kept, 0x3FF), const_like(b, kept, 1))
+    return b.binary("or", payload, const_like(b, kept, _F16_INF))
 
 
 def _round_shift(b: FunctionBuilder, v: Value, odd: Value, shift: int | Value) -> Value:
@@ -113,24 +114,12 @@ def _round_shift(b: FunctionBuilder, v: Value, odd: Value, shift: int | Value) -
     above half, or equal to half with an odd result.
     """
     if isinstance(shift, int):
-        below_half = _const(b, v, (1 << (shift - 1)) - 1)
-        amount = _const(b, v, shift)
+        below_half = const_like(b, v, (1 << (shift - 1)) - 1)
+        amount = const_like(b, v, shift)
     else:
-        one = _const(b, v, 1)
+        one = const_like(b, v, 1)
         half = b.binary("shift_left", one, b.binary("subtract", shift, one))
         below_half = b.binary("subtract", half, one)
         amount = shift
     biased = b.binary("add", b.binary("add", v, below_half), odd)
     return b.binary("shift_right_logical", biased, amount)
-
-
-def _const(b: FunctionBuilder, like: Value, value: int) -> Value:
-    return b.constant(value, like.dtype, like.shape)
-
-
-def _and(b: FunctionBuilder, v: Value, mask: int) -> Value:
-    return b.binary("and", v, _const(b, v, mask))
-
-
-def _shr(b: FunctionBuilder, v: Value, amount: int) -> Value:
-    return b.binary("shift_right_logical", v, _const(b, v, amount))
