@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
+from vkml.dtypes import integer_range
 
 
 # Halvings emitted per fused block: 2**4 = 16 slices read in one pass.
@@ -75,5 +76,19 @@ def pairwise_sum(b: FunctionBuilder, x: Value, dims: Sequence[int], init: Value)
     kept_shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
     if n == 0:
         return b.broadcast(init, kept_shape)
-    total = pairwise_reduce(b, x, dims, add, -0.0)
+    total = pairwise_reduce(b, x, dims, add, -0.0 if x.dtype.is_float else 0)
     return b.binary("add", total, b.broadcast(init, kept_shape))
+
+
+def pairwise_extreme(b: FunctionBuilder, x: Value, dims: Sequence[int], op: str, init: Value) -> Value:
+    """``op`` (``"minimum"`` or ``"maximum"``) of the integers of ``x`` over ``dims`` and
+    ``init``, as a pairwise tree. Exact in any order; the tree keeps every thread's work
+    short where a native reduce loops over the whole axis in one thread."""
+    lowest, highest = integer_range(x.dtype)
+    pad = highest if op == "minimum" else lowest
+
+    def combine(b: FunctionBuilder, p: Value, q: Value) -> Value:
+        return b.binary(op, p, q)
+
+    total = pairwise_reduce(b, x, dims, combine, pad)
+    return b.binary(op, total, b.broadcast(init, total.shape))

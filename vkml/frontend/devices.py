@@ -308,6 +308,7 @@ class VulkanDevice(IreeDevice):
             vulkan_target_for(report),
             float64=report.shader_float64,
             driver=f"vulkan://GPU-{report.device_uuid}" if report.device_uuid else "vulkan",
+            loop_cap=report.shader_loop_cap,
         )
         super().__init__(name, target)
         self.report = report

@@ -1,6 +1,6 @@
 """The compile cache: a bounded in-memory LRU in front of an on-disk store.
 
-Keys hash (MLIR text, target name, target flags, IREE version, vkml version). Disk entries
+Keys hash (MLIR text, target name, target flags and loop cap, IREE version, vkml version). Disk entries
 carry a SHA-256 of their payload: a truncated or corrupted entry is detected, deleted and
 recompiled, never loaded. Writes go to a temporary file renamed into place, so a crash never
 leaves a half-written entry under a real name.
@@ -111,8 +111,8 @@ def host_cpu() -> str:
 def cache_key(text: str, target: Target) -> str:
     h = hashlib.sha256()
     host = host_cpu() if any(f.endswith("=host") for f in target.flags) else ""
-    parts = (text, target.name, target.backend, *target.flags, iree_version(), vkml_version(),
-             pipeline_fingerprint(), host)  # fmt: skip
+    parts = (text, target.name, target.backend, *target.flags, f"loop-cap={target.loop_cap}",
+             iree_version(), vkml_version(), pipeline_fingerprint(), host)  # fmt: skip
     for part in parts:
         h.update(part.encode())
         h.update(b"\0")

@@ -10,8 +10,10 @@ from types import ModuleType
 
 from vkml.passes import (
     exact_divide,
+    pairwise_integer_reductions,
     pairwise_reductions,
     soft_f16,
+    split_contractions,
     verify_nan_semantics,
     vulkan_nan,
 )
@@ -22,6 +24,8 @@ PASSES: dict[str, ModuleType] = {
     verify_nan_semantics.ARGUMENT: verify_nan_semantics,
     vulkan_nan.ARGUMENT: vulkan_nan,
     exact_divide.ARGUMENT: exact_divide,
+    split_contractions.ARGUMENT: split_contractions,
+    pairwise_integer_reductions.ARGUMENT: pairwise_integer_reductions,
 }
 
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
@@ -39,8 +43,15 @@ PIPELINE: tuple[str, ...] = (
 VULKAN_PASSES: tuple[str, ...] = (exact_divide.ARGUMENT, vulkan_nan.ARGUMENT)
 
 
-def pipeline_for(backend: str) -> tuple[str, ...]:
-    """The passes a compile for IREE ``backend`` runs, in order."""
+# Passes for a target whose driver caps shader loops (lavapipe), first of all: what they emit
+# goes through the rest of the pipeline like anything else.
+LOOP_CAP_PASSES: tuple[str, ...] = (split_contractions.ARGUMENT, pairwise_integer_reductions.ARGUMENT)
+
+
+def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:
+    """The passes a compile for IREE ``backend`` runs, in order; ``loop_cap`` is the target
+    driver's shader loop cap (``Target.loop_cap``), if it has one."""
+    first = LOOP_CAP_PASSES if loop_cap is not None else ()
     if backend != "vulkan-spirv" or not VULKAN_PASSES:
-        return PIPELINE
-    return (*PIPELINE[:-1], *VULKAN_PASSES, PIPELINE[-1])
+        return (*first, *PIPELINE)
+    return (*first, *PIPELINE[:-1], *VULKAN_PASSES, PIPELINE[-1])

@@ -5,16 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vkml.errors import DeviceError
+from vkml.runtime.vulkan import DRIVER_ID_MESA_LLVMPIPE, SHADER_LOOP_CAPS
 
 
 @dataclass(frozen=True)
 class Target:
-    """An IREE compile target: backend, the flags vkml chose for it, and its HAL driver."""
+    """An IREE compile target: backend, the flags vkml chose for it, and its HAL driver.
+
+    ``loop_cap`` is the most loop iterations one shader invocation may run on the device's
+    driver (lavapipe's 65,535), or ``None``: a capped target splits long contractions and has
+    every dispatch's loop budget checked at compile time (``vkml.passes.loop_budget``).
+    """
 
     name: str
     backend: str
     driver: str
     flags: tuple[str, ...]
+    loop_cap: int | None = None
 
 
 # IREE 3.13's Vulkan target names (an unknown name crashes the compiler, so vkml checks).
@@ -25,13 +32,19 @@ VULKAN_TARGETS = frozenset({
     "arm5gen", "mali-g715", "adreno", "videocore_vii", "llvmpipe", "vp_android_baseline_2022",
 })  # fmt: skip
 
+# The loop cap of the one driver an IREE Vulkan target is made for, where that driver caps
+# loops: a module precompiled for such a target must have the key the device computes.
+TARGET_LOOP_CAPS = {"llvmpipe": SHADER_LOOP_CAPS[DRIVER_ID_MESA_LLVMPIPE]}
+
 # `<iree-vulkan-target>[+f64]`, comma-separated: the extra targets every Vulkan compile is
 # also compiled for, onto disk, so that a machine without the compiler finds them.
 PRECOMPILE_ENV = "VKML_PRECOMPILE_VULKAN"
 _F64_SUFFIX = "+f64"
 
 
-def vulkan_target(iree_target: str, float64: bool, driver: str = "vulkan") -> Target:
+def vulkan_target(
+    iree_target: str, float64: bool, driver: str = "vulkan", loop_cap: int | None = None
+) -> Target:
     """The compile target of a Vulkan device that IREE knows as ``iree_target``.
 
     This is the one place the Target of a Vulkan device is spelled, so a module compiled
@@ -42,6 +55,7 @@ def vulkan_target(iree_target: str, float64: bool, driver: str = "vulkan") -> Ta
         float64: whether the device has ``shaderFloat64``; without it IREE demotes float64
             to float32.
         driver: the IREE HAL driver URI; not part of the cache key.
+        loop_cap: the driver's shader loop cap (``VulkanDeviceReport.shader_loop_cap``).
 
     Raises:
         DeviceError: ``iree_target`` is not an IREE 3.13 Vulkan target.
@@ -60,6 +74,7 @@ def vulkan_target(iree_target: str, float64: bool, driver: str = "vulkan") -> Ta
             # keep float64 real where the device has it (IREE would demote it to f32)
             f"--iree-input-demote-f64-to-f32={'false' if float64 else 'true'}",
         ),
+        loop_cap=loop_cap,
     )
 
 
@@ -83,7 +98,9 @@ def parse_precompile_targets(spec: str) -> list[Target]:
                 f"(e.g. ampere{_F64_SUFFIX}), with a target from: "
                 f"{', '.join(sorted(VULKAN_TARGETS))}"
             )
-        target = vulkan_target(name, float64=entry.endswith(_F64_SUFFIX))
+        target = vulkan_target(
+            name, float64=entry.endswith(_F64_SUFFIX), loop_cap=TARGET_LOOP_CAPS.get(name)
+        )
         if target not in targets:
             targets.append(target)
     return targets

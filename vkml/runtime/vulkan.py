@@ -24,6 +24,7 @@ __all__ = [
     "best_vulkan_report",
     "by_preference",
     "driver_version_string",
+    "shader_loop_cap",
     "vulkan_device_reports",
 ]
 
@@ -53,6 +54,13 @@ VENDORS = {
     0x106B: "Apple",
 }
 NVIDIA = 0x10DE
+
+# Drivers that end a shader's loops early, silently, by VkDriverId: the most loop iterations
+# one shader invocation may run, all its loops together. Mesa's lavapipe (llvmpipe) gives
+# each invocation one counter of 65,535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, "shared
+# between every loop"); past it, loops exit and the output is wrong without an error.
+DRIVER_ID_MESA_LLVMPIPE = 13
+SHADER_LOOP_CAPS: dict[int, int] = {DRIVER_ID_MESA_LLVMPIPE: 65_535}
 HIGHEST_API = (1, 3)  # the newest Vulkan version whose structs this module reads
 
 # The warnings already given in this process, by topic: each is given once (see _warn_once).
@@ -101,6 +109,9 @@ class VulkanDeviceReport:
     shader_int64: bool
     storage_buffer_8bit: bool
     storage_buffer_16bit: bool
+    # loop iterations per shader invocation after which the driver silently stops a shader
+    # (SHADER_LOOP_CAPS); None: no known cap
+    shader_loop_cap: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready values (tuples become lists)."""
@@ -353,15 +364,17 @@ def _report(
     storage16 = feat_structs.get(abi.VkPhysicalDevice16BitStorageFeatures)
     storage8 = feat_structs.get(abi.VkPhysicalDevice8BitStorageFeatures)
     device_type = props.deviceType
+    driver_id = driver.driverID if driver else 0
+    name = props.deviceName.decode(errors="replace")
     return VulkanDeviceReport(
         index=index,
-        name=props.deviceName.decode(errors="replace"),
+        name=name,
         device_type=DEVICE_TYPES[device_type] if 0 <= device_type < 5 else "other",
         vendor_id=props.vendorID,
         vendor=VENDORS.get(props.vendorID, f"0x{props.vendorID:04X}"),
         device_id=props.deviceID,
         device_uuid=bytes(ids.deviceUUID).hex() if ids else "",
-        driver_id=driver.driverID if driver else 0,
+        driver_id=driver_id,
         driver_name=driver.driverName.decode(errors="replace") if driver else "",
         driver_info=driver.driverInfo.decode(errors="replace") if driver else "",
         driver_version=driver_version_string(props.vendorID, props.driverVersion),
@@ -382,7 +395,17 @@ def _report(
         shader_int64=bool(features.shaderInt64),
         storage_buffer_8bit=bool(storage8 and storage8.storageBuffer8BitAccess),
         storage_buffer_16bit=bool(storage16 and storage16.storageBuffer16BitAccess),
+        shader_loop_cap=shader_loop_cap(driver_id, name),
     )
+
+
+def shader_loop_cap(driver_id: int, device_name: str) -> int | None:
+    """The loop iterations a shader invocation may run on this driver before it silently
+    stops the shader, or ``None`` where no cap is known. A Vulkan 1.0 device reports no
+    driver id: lavapipe is then known by its name."""
+    if driver_id == 0 and device_name.startswith("llvmpipe"):
+        driver_id = DRIVER_ID_MESA_LLVMPIPE
+    return SHADER_LOOP_CAPS.get(driver_id)
 
 
 def driver_version_string(vendor_id: int, version: int) -> str:

@@ -107,7 +107,7 @@ def test_key_changes_with_iree_version(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_key_names_the_runtime_release_read_without_importing_iree() -> None:
     assert cache_module.iree_version() == metadata.version("iree-base-runtime")
     h = hashlib.sha256()
-    parts = (ADD, CPU_TARGET.name, CPU_TARGET.backend, *CPU_TARGET.flags,
+    parts = (ADD, CPU_TARGET.name, CPU_TARGET.backend, *CPU_TARGET.flags, "loop-cap=None",
              metadata.version("iree-base-runtime"), cache_module.vkml_version(),
              cache_module.pipeline_fingerprint(), cache_module.host_cpu())  # fmt: skip
     for part in parts:

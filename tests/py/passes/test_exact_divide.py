@@ -120,7 +120,7 @@ def compile_with(
     in a fresh cache: the cache key does not see which pipeline a backend runs."""
 
     def use(names: tuple[str, ...]) -> None:
-        monkeypatch.setattr(pipeline, "pipeline_for", lambda backend: names)
+        monkeypatch.setattr(pipeline, "pipeline_for", lambda backend, loop_cap=None: names)
         monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path / "-".join(names)))
         vkml.cpu.clear_executables()
         default_cache().clear_memory()

@@ -273,7 +273,7 @@ def vulkan_pipeline_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
 
     monkeypatch.setattr(vulkan_nan, "run", counted)
     monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(pipeline, "pipeline_for", lambda backend: VULKAN)
+    monkeypatch.setattr(pipeline, "pipeline_for", lambda backend, loop_cap=None: VULKAN)
     vkml.cpu.clear_executables()
     default_cache().clear_memory()
     yield

@@ -230,3 +230,15 @@ def test_struct_layouts_match_vulkan_core_h() -> None:
     assert limits.maxComputeWorkGroupSize.offset == 236
     assert limits.nonCoherentAtomSize.offset == 496
     assert vulkan_abi.VkPhysicalDeviceFeatures.shaderFloat64.offset == 156
+
+
+def test_lavapipe_reports_its_shader_loop_cap(lavapipe: VulkanDeviceReport) -> None:
+    # gallivm's LP_MAX_TGSI_LOOP_ITERATIONS: one counter for all loops of an invocation
+    assert lavapipe.shader_loop_cap == 65_535
+
+
+def test_shader_loop_cap_by_driver_id_or_lavapipe_name() -> None:
+    assert vulkan.shader_loop_cap(vulkan.DRIVER_ID_MESA_LLVMPIPE, "anything") == 65_535
+    assert vulkan.shader_loop_cap(0, "llvmpipe (LLVM 15.0.6, 256 bits)") == 65_535  # Vulkan 1.0
+    assert vulkan.shader_loop_cap(4, "NVIDIA H200") is None  # VK_DRIVER_ID_NVIDIA_PROPRIETARY
+    assert vulkan.shader_loop_cap(0, "some GPU") is None

@@ -1,0 +1,130 @@
+"""vkml.passes.loop_budget and the capped-target compile: a dispatch that could run past a
+driver's shader loop cap (lavapipe's 65,535 iterations per invocation) fails to compile
+instead of returning a wrong answer. Compile-only: no Vulkan device needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vkml.dialect.ir import compile_str
+from vkml.errors import CompileError
+from vkml.passes import loop_budget, pipeline, split_contractions
+from vkml.passes.cache import cache_key
+from vkml.passes.registry import LOOP_CAP_PASSES, pipeline_for
+from vkml.passes.target import parse_precompile_targets, vulkan_target
+
+CAP = 65_535
+LAVAPIPE = vulkan_target("llvmpipe", float64=True, loop_cap=CAP)
+
+NESTED = """
+func.func @kernel() {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1_i32 = arith.constant 1 : i32
+  %c100_i32 = arith.constant 100 : i32
+  %c2 = arith.constant 2 : index loc("x":1:2)
+  %lb = arith.muli %c0, %c4 : index
+  scf.for %i = %c0 to %c4 step %c1 : index {
+    scf.for %j = %c0_i32 to %c100_i32 step %c1_i32 : i32 {
+      %s = "foo.op"() {text = "}{"} : () -> i32
+    }
+  }
+  scf.for %k = %lb to %c4 step %c2 : index {
+  }
+  return
+}
+func.func @unbounded(%n: i32) {
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  scf.for %i = %c0_i32 to %n step %c1_i32 : i32 {
+  }
+  return
+}
+"""
+
+
+def test_budget_sums_each_loop_times_the_loops_around_it() -> None:
+    found = {b.function: b for b in loop_budget.budgets(NESTED.replace("%c1 :", "%c1 :"))}
+    # %c1 (index) is not defined: the outer loop's step is unknown
+    assert found["kernel"].iterations is None
+    fixed = NESTED.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index")
+    found = {b.function: b for b in loop_budget.budgets(fixed)}
+    # 4 + 4 * 100 inside it, then 2 more (a lower bound that is not a constant counts as 0)
+    assert found["kernel"].iterations == 4 + 400 + 2
+    assert found["kernel"].loops == (4, 100, 2)
+    assert found["unbounded"].iterations is None
+
+
+def test_while_loops_have_no_budget() -> None:
+    text = "func.func @w() {\n  scf.while : () -> () {\n  }\n  return\n}\n"
+    [budget] = loop_budget.budgets(text)
+    assert budget.iterations is None
+
+
+def _native_sum(n: int) -> str:
+    return (
+        f"func.func @main(%a: tensor<{n}xi64>) -> tensor<i64> {{\n"
+        f"  %z = stablehlo.constant dense<0> : tensor<i64>\n"
+        f"  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : "
+        f"(tensor<{n}xi64>, tensor<i64>) -> tensor<i64>\n"
+        f"  return %r : tensor<i64>\n}}\n"
+    )
+
+
+def test_iree_still_writes_the_ir_the_check_reads(tmp_path: Path) -> None:
+    # IREE's native integer sum is one thread looping over the whole axis: the check must see
+    # it (a compiler that stopped writing the IR would leave every module unchecked)
+    compile_str(_native_sum(70_000), target_backends=["vulkan-spirv"], input_type="stablehlo",
+                extra_args=[*LAVAPIPE.flags, *loop_budget.dump_flags(tmp_path)])  # fmt: skip
+    [over] = loop_budget.over_budget(tmp_path, CAP)
+    assert over.iterations == 70_000 and "reduction" in over.function
+
+
+def test_a_loop_past_the_cap_fails_the_compile_naming_dispatch_cap_and_remedy() -> None:
+    # integer products are left to IREE's native reduce (no vkml pass rewrites them)
+    text = _native_sum(70_000).replace("stablehlo.add", "stablehlo.multiply")
+    with pytest.raises(CompileError) as info:
+        pipeline.compile_module(text, LAVAPIPE)
+    message = str(info.value)
+    assert "70,000 loop iterations" in message and "65,535" in message
+    assert "vulkan-spirv-llvmpipe" in message and "device=vkml.cpu" in message
+    # the same module on a target without a cap compiles
+    pipeline.compile_module(text, vulkan_target("llvmpipe", float64=True))
+
+
+def _matmul(batch: int, m: int, k: int, n: int) -> str:
+    lead = f"{batch}x" if batch else ""
+    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batch else "contracting_dims = [1] x [0]"
+    a, b, c = f"tensor<{lead}{m}x{k}xf32>", f"tensor<{lead}{k}x{n}xf32>", f"tensor<{lead}{m}x{n}xf32>"
+    return (
+        f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
+        f"  %0 = stablehlo.dot_general %a, %b, {dims}, precision = [HIGHEST, HIGHEST] : ({a}, {b}) -> {c}\n"
+        f"  return %0 : {c}\n}}\n"
+    )
+
+
+def test_long_contraction_compiles_within_the_cap_by_shrinking_its_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # IREE runs 2 of the 4 chunks of a 2x3 result per thread: 4 * 16,384 iterations with the
+    # first chunk size, so the compile must retry with smaller chunks
+    text = _matmul(0, 2, 65_536, 3)
+    pipeline.compile_module(text, LAVAPIPE)
+    monkeypatch.setattr(split_contractions, "MIN_CHUNK", split_contractions.CHUNK)
+    with pytest.raises(CompileError, match="65,548 loop iterations"):
+        pipeline.compile_module(text, LAVAPIPE)
+
+
+def test_capped_targets_split_contractions_first_and_have_their_own_key() -> None:
+    assert pipeline_for("vulkan-spirv", CAP)[: len(LOOP_CAP_PASSES)] == LOOP_CAP_PASSES
+    for name in LOOP_CAP_PASSES:
+        assert name not in pipeline_for("vulkan-spirv")
+        assert name not in pipeline_for("llvm-cpu")
+    assert cache_key("x", LAVAPIPE) != cache_key("x", vulkan_target("llvmpipe", float64=True))
+
+
+def test_precompiled_lavapipe_modules_have_the_devices_key() -> None:
+    # a lavapipe elsewhere computes its key with the cap its report gives
+    [llvmpipe, ampere] = parse_precompile_targets("llvmpipe+f64,ampere+f64")
+    assert llvmpipe == LAVAPIPE
+    assert ampere.loop_cap is None
