@@ -95,8 +95,8 @@ def devices(args: argparse.Namespace) -> int:
     reports = vulkan_reports()
     best = vkml.best_device()
     rows = [
-        ("cpu", "IREE llvm-cpu (local-task; small graphs local-sync)", "cpu", "", "", "", "", ""),
-        ("reference", "NumPy interpreter (the oracle)", "cpu", "", "", "", "", ""),
+        ("cpu", "IREE llvm-cpu (local-task; small graphs local-sync)", "cpu", "", "", "", "", "", ""),
+        ("reference", "NumPy interpreter (the oracle)", "cpu", "", "", "", "", "", ""),
     ]
     for r in reports:
         features = ",".join(n for n, ok in (("f16", r.shader_float16), ("f64", r.shader_float64),
@@ -104,9 +104,10 @@ def devices(args: argparse.Namespace) -> int:
         rows.append((
             f"vulkan:{r.index}", r.name, r.device_type, f"{r.driver_name} {r.driver_version}",
             r.api_version, str(r.subgroup_size or ""), str(r.max_push_constants_size), features,
+            f"{r.shader_loop_cap:,}" if r.shader_loop_cap else "none",
         ))  # fmt: skip
-    print("| device | name | type | driver | Vulkan | subgroup | push constants | features |")
-    print("|---|---|---|---|---|---:|---:|---|")
+    print("| device | name | type | driver | Vulkan | subgroup | push constants | features | loop cap |")
+    print("|---|---|---|---|---|---:|---:|---|---:|")
     for row in rows:
         mark = " (best)" if row[0] == best.name else ""
         print("| " + " | ".join([row[0] + mark, *row[1:]]) + " |")

@@ -189,6 +189,10 @@ def test_devices_lists_cpu_reference_and_vulkan(capsys: pytest.CaptureFixture[st
     assert main(["devices"]) == 0
     out = capsys.readouterr().out
     assert "| cpu " in out and "| reference " in out
+    assert "| loop cap |" in out
     for report in vulkan_device_reports():
         assert f"vulkan:{report.index}" in out and report.name in out
+        row = next(line for line in out.splitlines() if line.startswith(f"| vulkan:{report.index}"))
+        cap = f"{report.shader_loop_cap:,}" if report.shader_loop_cap else "none"
+        assert row.rstrip().endswith(f"| {cap} |")
     assert "(best)" in out
