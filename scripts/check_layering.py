@@ -25,6 +25,7 @@ from pathlib import Path
 # under that directory, any other pattern names exactly one file.
 LAYERS: list[tuple[str, list[str]]] = [
     ("errors+dtypes", ["vkml/errors.py", "vkml/dtypes.py"]),
+    ("graph", ["vkml/graph/"]),
     ("runtime", ["vkml/runtime/"]),
     ("dialect", ["vkml/dialect/"]),
     ("passes", ["vkml/passes/"]),

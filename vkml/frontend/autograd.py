@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from vkml.errors import DTypeError, GradientError, ShapeError
-from vkml.frontend.graph import Node, toposort
+from vkml.graph.node import Node
+from vkml.graph.walk import toposort
 from vkml.frontend.optable import OPS
 from vkml.frontend.tensor import Tensor
 

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.optable import OPS
 
 

@@ -20,7 +20,7 @@ from vkml.dtypes import (
 )
 from vkml.errors import DataError, DTypeError, ShapeError, UnsupportedOperatorError
 from vkml.frontend.devices import Device, cpu, device as get_device
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.ops import _python, check_fits, wrap
 from vkml.frontend.realize import realize_nodes
 from vkml.frontend.tensor import Tensor

@@ -19,8 +19,9 @@ import numpy as np
 from vkml.dialect.builder import FENCE_ARG
 from vkml.dtypes import ALL, DType, bfloat16, float16, float64, int32, int64
 from vkml.errors import DeviceError
-from vkml.frontend.graph import Node
-from vkml.frontend.lower import estimated_work, lower_to_mlir, structure
+from vkml.graph.node import Node
+from vkml.frontend.lower import lower_to_mlir
+from vkml.graph.walk import estimated_work, structure
 from vkml.frontend.optable import OPS
 from vkml.passes.target import VULKAN_TARGETS, Target, vulkan_target
 from vkml.runtime import (

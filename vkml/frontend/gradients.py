@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from vkml.frontend import ops, views
 from vkml.frontend.creation import full
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.tensor import Tensor
 
 Grads = Sequence[Tensor | None]

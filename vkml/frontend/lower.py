@@ -15,48 +15,8 @@ from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.optable import OPS
-
-
-def _key_attrs(attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-    """Attributes as they enter the structural key: floats by their exact spelling, since
-    ``0.0 == -0.0`` (and NaN != NaN) would otherwise share (or never find) an executable."""
-    return tuple((k, v.hex() if type(v) is float else v) for k, v in attrs)
-
-
-def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[Any, ...], list[Node]]:
-    """The structural key of (schedule, roots) and the leaf nodes in argument order."""
-    position: dict[Node, int] = {}
-    entries: list[tuple[Any, ...]] = []
-    leaves: list[Node] = []
-    for i, node in enumerate(schedule):
-        position[node] = i
-        if node._computed:
-            leaves.append(node)
-            entries.append((node.dtype.name, node.shape))
-        else:
-            srcs = tuple(position[s] for s in node.src)
-            attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)
-            entries.append((node.op, node.dtype.name, node.shape, attrs, srcs))
-    return (tuple(entries), tuple(position[r] for r in roots)), leaves
-
-
-def estimated_work(schedule: Sequence[Node]) -> int:
-    """A rough count of the element operations a schedule performs: each pending node's
-    largest operand or result, times the contracted extent for a matmul. It only chooses how
-    a CPU executable is run (``CpuDevice``), never what it computes."""
-    work = 0
-    for node in schedule:
-        if node._computed:
-            continue
-        size = math.prod(node.shape)
-        for s in node.src:
-            size = max(size, math.prod(s.shape))
-        if node.op == "matmul":
-            size = math.prod(node.shape) * node.src[0].shape[-1]
-        work += size
-    return work
 
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
@@ -125,7 +85,7 @@ def lower_to_mlir(
 
 def emitted_mlir(nodes: Sequence[Node], passes: bool = False) -> str:
     """The module realize() would compile for ``nodes`` (before, or after, vkml's passes)."""
-    from vkml.frontend.graph import toposort
+    from vkml.graph.walk import toposort
     from vkml.passes.pipeline import run_passes
 
     roots = list(dict.fromkeys(n for n in nodes if not n._computed))

@@ -20,7 +20,8 @@ from typing import Any
 from vkml.errors import DeviceError, UnsupportedOperatorError
 from vkml.frontend.coverage import record_coverage
 from vkml.frontend.devices import Call
-from vkml.frontend.graph import Node, toposort
+from vkml.graph.node import Node
+from vkml.graph.walk import toposort
 from vkml.runtime import bump
 
 # Tests set this to observe the order of the steps; None in normal use.

@@ -8,7 +8,7 @@ import numpy as np
 
 from vkml.dtypes import DType
 from vkml.errors import ShapeError
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.realize import realize_nodes
 
 

@@ -1,7 +1,7 @@
 """Views and data movement: reshape, permute/transpose, broadcast, squeeze, indexing, concat.
 
 A view node keeps two edges: ``src[0]``, its immediate base, and ``view_src``, the root
-owner of the storage (see ``vkml.frontend.graph``).
+owner of the storage (see ``vkml.graph.node``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from vkml.dtypes import promote_types
 from vkml.errors import AxisError, IndexingError, ShapeError
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend import ops  # as a module: ops and tensor import each other
 from vkml.frontend.tensor import Tensor
 

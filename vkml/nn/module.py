@@ -27,7 +27,7 @@ import numpy as np
 from vkml.dtypes import bfloat16
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.creation import realize, tensor
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.tensor import Tensor
 
 # Tensors whose node is a pending state update (see the module docstring), keyed by id: a

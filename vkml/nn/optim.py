@@ -24,7 +24,7 @@ from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
 from vkml.frontend.ops import check_same_device
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.tensor import Tensor
 from vkml.nn.module import materialize, rebind, take_deferred
 from vkml.nn.step import CompiledStep

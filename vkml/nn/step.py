@@ -30,7 +30,7 @@ import numpy as np
 
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
-from vkml.frontend.graph import Node
+from vkml.graph.node import Node
 from vkml.frontend.realize import Replay, record
 from vkml.frontend.tensor import Tensor
 from vkml.nn.module import materialize, rebind

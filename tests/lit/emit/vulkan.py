@@ -4,7 +4,7 @@
 import numpy as np
 
 import vkml
-from vkml.frontend.graph import toposort
+from vkml.graph.walk import toposort
 from vkml.frontend.lower import lower_to_mlir
 
 

@@ -103,7 +103,7 @@ def test_best_device_prefers_a_discrete_gpu(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _schedule_of(t: vkml.Tensor) -> list:
-    from vkml.frontend.graph import toposort
+    from vkml.graph.walk import toposort
 
     return toposort([t.node])
 

@@ -14,7 +14,8 @@ import vkml.frontend.realize as realize_module
 import vkml.passes.cache
 from vkml.dtypes import DType
 from vkml.frontend.coverage import coverage_report, format_coverage
-from vkml.frontend.graph import Node, toposort
+from vkml.graph.node import Node
+from vkml.graph.walk import toposort
 from vkml.frontend.optable import OPS
 from vkml.passes import pipeline
 

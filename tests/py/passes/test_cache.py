@@ -14,7 +14,7 @@ import pytest
 import vkml
 import vkml.passes.cache as cache_module
 from vkml.frontend.devices import CPU_TARGET
-from vkml.frontend.graph import toposort
+from vkml.graph.walk import toposort
 from vkml.frontend.lower import lower_to_mlir
 from vkml.passes.cache import CompileCache, cache_key, default_cache
 from vkml.passes.pipeline import compile_module

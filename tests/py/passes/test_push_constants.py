@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.frontend.graph import toposort
+from vkml.graph.walk import toposort
 from vkml.frontend.lower import lower_to_mlir
 from vkml.passes.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
 from vkml.passes.target import Target

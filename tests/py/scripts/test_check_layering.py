@@ -16,6 +16,7 @@ BASE: dict[str, str] = {
     "vkml/__init__.py": "from vkml.frontend.x import Tensor\n",
     "vkml/errors.py": "class VkmlError(Exception):\n    pass\n",
     "vkml/dtypes.py": "from vkml.errors import VkmlError\n",
+    "vkml/graph/__init__.py": "from vkml.dtypes import *\n",
     "vkml/runtime/__init__.py": "import iree.runtime\nfrom vkml import errors\n",
     "vkml/dialect/__init__.py": "from iree.compiler import ir\nimport vkml.runtime\n",
     "vkml/passes/__init__.py": "from ..dialect import ir_helpers\n",
@@ -59,15 +60,16 @@ def assert_violation(result: subprocess.CompletedProcess[str], line: str) -> Non
 def test_clean_tree_passes_after_write(tmp_path: Path) -> None:
     result = write_and_check(tmp_path, {})
     assert result.returncode == 0, result.stdout
-    assert result.stdout.strip() == "layering: 12 modules, 9 layers, 0 violations"
+    assert result.stdout.strip() == "layering: 13 modules, 10 layers, 0 violations"
     doc = (tmp_path / "docs" / "architecture.md").read_text()
     assert "python scripts/check_layering.py --write" in doc
     assert "```mermaid\nflowchart TD\n" in doc
-    assert "    L6 -->|1| L4\n" in doc  # api -> frontend
-    assert "    L5 -->|1| L4\n" in doc  # nn -> frontend
-    assert "    L4 -->|1| L3\n" in doc and "    L4 -->|1| L0\n" in doc  # frontend -> passes, L0
-    assert "    L1 -->|1| L0\n" in doc  # `from vkml import errors` resolves to errors.py
-    assert "| L4 | frontend | `vkml/frontend/` | 2 | passes (1), errors+dtypes (1) |" in doc
+    assert "    L7 -->|1| L5\n" in doc  # api -> frontend
+    assert "    L6 -->|1| L5\n" in doc  # nn -> frontend
+    assert "    L5 -->|1| L4\n" in doc and "    L5 -->|1| L0\n" in doc  # frontend -> passes, L0
+    assert "    L2 -->|1| L0\n" in doc  # `from vkml import errors` resolves to errors.py
+    assert "    L1 -->|1| L0\n" in doc  # graph -> errors+dtypes
+    assert "| L5 | frontend | `vkml/frontend/` | 2 | passes (1), errors+dtypes (1) |" in doc
     assert "class " not in doc.split("classDef")[1]  # no empty layers
     again = run(tmp_path)
     assert again.returncode == 0, again.stdout
@@ -88,8 +90,8 @@ def test_empty_layer_is_dashed(tmp_path: Path) -> None:
                                         "vkml/frontend/x.py": "Tensor = 1\n"})
     assert result.returncode == 0, result.stdout
     doc = (tmp_path / "docs" / "architecture.md").read_text()
-    assert '    L3["L3 passes<br/>0 modules"]' in doc
-    assert "    class L3 empty\n" in doc
+    assert '    L4["L4 passes<br/>0 modules"]' in doc
+    assert "    class L4 empty\n" in doc
 
 
 def test_upward_top_level_import_fails(tmp_path: Path) -> None:
@@ -205,5 +207,5 @@ def test_stale_diagram_fails_and_write_fixes_it(tmp_path: Path) -> None:
     assert STALE in stale.stdout.splitlines()
     fixed = run(tmp_path, "--write")
     assert fixed.returncode == 0, fixed.stdout
-    assert "    L4 -->|1| L1\n" in (tmp_path / "docs" / "architecture.md").read_text()
+    assert "    L5 -->|1| L2\n" in (tmp_path / "docs" / "architecture.md").read_text()
     assert run(tmp_path).returncode == 0

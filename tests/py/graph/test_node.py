@@ -1,5 +1,5 @@
-"""Behaviour of ``vkml/frontend/graph.py``: immutable nodes, the two view edges, toposort,
-and 100,000-node chains that build, sort, realize and free without recursion."""
+"""Behaviour of ``vkml/graph/node.py`` and its walks: immutable nodes, the two view edges,
+toposort, and 100,000-node chains that build, sort, realize and free without recursion."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.frontend.graph import Node, toposort
+from vkml.graph.node import Node
+from vkml.graph.walk import toposort
 
 CHAIN = 100_000
 # A chain the cpu device compiles in under 30 s even on the loaded 2-core dev machine (measured

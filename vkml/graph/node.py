@@ -1,15 +1,19 @@
-"""The immutable graph node and the iterative walks over it.
+"""The immutable graph node, and the regions a node can own.
 
 A ``Node`` never changes after construction, with one exception: its realisation state, two
 fields for two events. ``storage`` is set when the node is bound to memory holding its value;
 ``computed`` is set only after the invocation that wrote that memory has returned. Pass and
 lowering results live in per-realize side tables keyed by topological position, never on the
-node. No walk here recurses, so 100,000-node chains build, realize and free safely.
+node.
+
+A node may own regions (``Region``): sub-graphs with parameters in and results out, for
+conditionals and loops. A region's nodes are the node's own: an outer walk sees the node,
+not them (``vkml.graph.walk``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from vkml.dtypes import DType
@@ -22,13 +26,14 @@ Attrs = tuple[tuple[str, Any], ...]
 class Node:
     """One operation in the lazy graph: op name, dtype, shape, sources, attributes, device.
 
+    ``regions`` are the sub-graphs the node owns (none for every op but control flow).
     A view also keeps ``view_src``, the root owner of the storage it aliases (collapsed
     through chains of views), while ``src[0]`` stays the immediate base: autograd and
     scheduling need the real chain.
     """
 
     __slots__ = (
-        "op", "dtype", "shape", "src", "attrs", "device", "view_src",
+        "op", "dtype", "shape", "src", "attrs", "device", "view_src", "regions",
         "_storage", "_computed", "__weakref__",
     )  # fmt: skip
 
@@ -39,6 +44,7 @@ class Node:
     attrs: Attrs
     device: Any
     view_src: Node | None
+    regions: tuple[Region, ...]
 
     def __init__(
         self,
@@ -49,6 +55,7 @@ class Node:
         attrs: Attrs,
         device: Any,
         storage: Any = None,
+        regions: tuple[Region, ...] = (),
     ) -> None:
         _set_op(self, op)
         _set_dtype(self, dtype)
@@ -61,6 +68,7 @@ class Node:
             _set_view_src(self, base.view_src if base.view_src is not None else base)
         else:
             _set_view_src(self, None)
+        _set_regions(self, regions)
         _set_storage(self, storage)
         _set_computed(self, storage is not None)
 
@@ -110,35 +118,33 @@ _set_src = Node.src.__set__  # type: ignore[attr-defined]
 _set_attrs = Node.attrs.__set__  # type: ignore[attr-defined]
 _set_device = Node.device.__set__  # type: ignore[attr-defined]
 _set_view_src = Node.view_src.__set__  # type: ignore[attr-defined]
+_set_regions = Node.regions.__set__  # type: ignore[attr-defined]
 _set_storage = Node._storage.__set__  # type: ignore[attr-defined]
 _set_computed = Node._computed.__set__  # type: ignore[attr-defined]
 
 
-def toposort(roots: Iterable[Node], descend: Callable[[Node], bool] | None = None) -> list[Node]:
-    """Every node the roots need, sources before users; computed nodes are leaves.
+PARAM = "param"
 
-    Iterative depth-first post-order: a node is emitted once, after all its sources.
-    ``descend(node)`` decides instead whether a node's sources are visited (autograd walks
-    below computed nodes and stops elsewhere).
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A sub-graph owned by a node: ``params`` in, ``results`` out.
+
+    Each parameter is a node of op ``param`` with no sources and an ``index`` attribute (its
+    position); the owning node decides what binds it (its operands, a loop's carried values).
+    A region's nodes refer to its parameters and to each other only: a value from outside
+    comes in through a parameter, so an outer walk never needs to look inside.
     """
-    order: list[Node] = []
-    seen: set[Node] = set()
-    stack: list[tuple[Node, bool]] = []
-    for root in roots:
-        if root in seen:
-            continue
-        stack.append((root, False))
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            if (not node._computed) if descend is None else descend(node):
-                for s in reversed(node.src):
-                    if s not in seen:
-                        stack.append((s, False))
-    return order
+
+    params: tuple[Node, ...]
+    results: tuple[Node, ...]
+
+    def __post_init__(self) -> None:
+        for i, p in enumerate(self.params):
+            if p.op != PARAM or p.src or p.attr("index") != i:
+                raise ValueError(f"region parameter {i} must be a '{PARAM}' node with index {i}, got {p!r}")
+
+
+def param(index: int, dtype: DType, shape: tuple[int, ...], device: Any) -> Node:
+    """The ``index``-th parameter of a region."""
+    return Node(PARAM, dtype, shape, (), (("index", index),), device)

@@ -1,0 +1,69 @@
+"""``vkml/graph/walk.py`` on nodes that own regions: the structural key sees inside a region,
+the outer walk does not, and a region's parameters are checked."""
+
+from __future__ import annotations
+
+import pytest
+
+import vkml
+from vkml.dtypes import float32, int32
+from vkml.graph.node import Node, Region, param
+from vkml.graph.walk import region_key, region_schedule, structure, toposort
+
+CPU = vkml.cpu
+
+
+def _leaf(shape: tuple[int, ...] = (3,)) -> Node:
+    return Node("full", float32, shape, (), (("value", 1.0),), CPU)
+
+
+def _region(op: str) -> Region:
+    """``op(p0, p0)`` over one float32 parameter."""
+    p = param(0, float32, (3,), CPU)
+    return Region((p,), (Node(op, float32, (3,), (p, p), (), CPU),))
+
+
+def _owner(x: Node, *regions: Region) -> Node:
+    return Node("cond", float32, (3,), (x,), (), CPU, regions=regions)
+
+
+def test_outer_walk_sees_the_owner_not_the_region_nodes() -> None:
+    x = _leaf()
+    owner = _owner(x, _region("add"))
+    assert toposort([owner]) == [x, owner]
+
+
+def test_region_schedule_puts_parameters_first() -> None:
+    region = _region("mul")
+    order = region_schedule(region)
+    assert order[0] is region.params[0] and order[-1] is region.results[0]
+
+
+def test_structural_key_tells_apart_regions_that_differ() -> None:
+    x = _leaf()
+    same_a, same_b = _owner(x, _region("add")), _owner(x, _region("add"))
+    other = _owner(x, _region("mul"))
+    key = lambda n: structure(toposort([n]), [n])[0]  # noqa: E731
+    assert key(same_a) == key(same_b)
+    assert key(same_a) != key(other)
+    assert region_key(_region("add")) != region_key(_region("mul"))
+
+
+def test_region_parameters_must_be_numbered_param_nodes() -> None:
+    p1 = param(1, float32, (3,), CPU)
+    with pytest.raises(ValueError, match="region parameter 0"):
+        Region((p1,), (p1,))
+    with pytest.raises(ValueError, match="must be a 'param' node"):
+        Region((_leaf(),), ())
+
+
+def test_parameter_dtype_and_shape_enter_the_region_key() -> None:
+    p32 = param(0, float32, (3,), CPU)
+    pi = param(0, int32, (3,), CPU)
+    assert region_key(Region((p32,), (p32,))) != region_key(Region((pi,), (pi,)))
+
+
+def test_regions_are_immutable_like_their_owner() -> None:
+    owner = _owner(_leaf(), _region("add"))
+    with pytest.raises(AttributeError, match="immutable"):
+        owner.regions = ()  # type: ignore[misc]

@@ -1,0 +1,96 @@
+"""The walks over a graph: topological order, the structural key, a work estimate.
+
+No walk here recurses along a chain of nodes, so 100,000-node chains build, realize and free
+safely; only a node's regions are entered recursively (their nesting is shallow, written by
+hand).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from vkml.graph.node import Node, Region
+
+def toposort(roots: Iterable[Node], descend: Callable[[Node], bool] | None = None) -> list[Node]:
+    """Every node the roots need, sources before users; computed nodes are leaves.
+
+    Iterative depth-first post-order: a node is emitted once, after all its sources.
+    ``descend(node)`` decides instead whether a node's sources are visited (autograd walks
+    below computed nodes and stops elsewhere).
+    """
+    order: list[Node] = []
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = []
+    for root in roots:
+        if root in seen:
+            continue
+        stack.append((root, False))
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            if (not node._computed) if descend is None else descend(node):
+                for s in reversed(node.src):
+                    if s not in seen:
+                        stack.append((s, False))
+    return order
+
+
+def _key_attrs(attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """Attributes as they enter the structural key: floats by their exact spelling, since
+    ``0.0 == -0.0`` (and NaN != NaN) would otherwise share (or never find) an executable."""
+    return tuple((k, v.hex() if type(v) is float else v) for k, v in attrs)
+
+
+def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[Any, ...], list[Node]]:
+    """The structural key of (schedule, roots) and the leaf nodes in argument order."""
+    position: dict[Node, int] = {}
+    entries: list[tuple[Any, ...]] = []
+    leaves: list[Node] = []
+    for i, node in enumerate(schedule):
+        position[node] = i
+        if node._computed:
+            leaves.append(node)
+            entries.append((node.dtype.name, node.shape))
+        else:
+            srcs = tuple(position[s] for s in node.src)
+            attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)
+            if node.regions:
+                attrs = (*attrs, ("regions", tuple(region_key(r) for r in node.regions)))
+            entries.append((node.op, node.dtype.name, node.shape, attrs, srcs))
+    return (tuple(entries), tuple(position[r] for r in roots)), leaves
+
+
+def region_schedule(region: Region) -> list[Node]:
+    """A region's nodes, sources before users; its parameters are its leaves."""
+    return toposort(region.results)
+
+
+def region_key(region: Region) -> tuple[Any, ...]:
+    """The structural key of a region: its parameters' and nodes' structure, results last."""
+    key, _ = structure(region_schedule(region), region.results)
+    return (tuple((p.dtype.name, p.shape) for p in region.params), key)
+
+
+def estimated_work(schedule: Sequence[Node]) -> int:
+    """A rough count of the element operations a schedule performs: each pending node's
+    largest operand or result, times the contracted extent for a matmul. It only chooses how
+    a CPU executable is run (``CpuDevice``), never what it computes."""
+    work = 0
+    for node in schedule:
+        if node._computed:
+            continue
+        size = math.prod(node.shape)
+        for s in node.src:
+            size = max(size, math.prod(s.shape))
+        if node.op == "matmul":
+            size = math.prod(node.shape) * node.src[0].shape[-1]
+        work += size
+    return work
