@@ -29,6 +29,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("runtime", ["vkml/runtime/"]),
     ("dialect", ["vkml/dialect/"]),
     ("passes", ["vkml/passes/"]),
+    ("ops", ["vkml/ops/"]),
+    ("compiler", ["vkml/compiler/"]),
     ("frontend", ["vkml/frontend/"]),
     ("nn", ["vkml/nn/"]),
     ("api", ["vkml/__init__.py"]),

@@ -61,7 +61,7 @@ from vkml.frontend.ops import binary as _binary
 from vkml.frontend.ops import bitwise as _bitwise
 from vkml.frontend.ops import compare as _compare
 from vkml.frontend.ops import unary as _unary
-from vkml.frontend.lower import emitted_mlir as _emitted_mlir
+from vkml.compiler.lower import emitted_mlir as _emitted_mlir
 from vkml.frontend.tensor import Tensor
 from vkml.frontend.views import (
     broadcast_to,

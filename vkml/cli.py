@@ -16,7 +16,7 @@ from pathlib import Path
 import vkml
 from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.frontend.devices import vulkan_reports
-from vkml.passes.cache import default_cache, vkml_version
+from vkml.compiler.cache import default_cache, vkml_version
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

@@ -1,7 +1,7 @@
 """Reverse-mode autograd on the lazy graph: backward builds more graph, never runs anything.
 
 ``vjp`` walks from an output to the nodes to differentiate with respect to and applies each
-op's gradient rule (``OPS[op].gradient``, from ``vkml.frontend.gradients``) in reverse
+op's gradient rule (``vkml.frontend.gradients.GRADIENTS``) in reverse
 topological order. The gradients are ordinary lazy tensors, so the forward and the backward
 realize together as one invocation. Nothing is written on a node: which nodes need a
 gradient is decided per call, from the graph.
@@ -27,7 +27,6 @@ from typing import Any
 from vkml.errors import DTypeError, GradientError, ShapeError
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
-from vkml.frontend.optable import OPS
 from vkml.frontend.tensor import Tensor
 
 # Registries, documented in the module docstring. Weak, so they never keep a tensor alive.
@@ -201,7 +200,7 @@ def vjp(root: Node, seed: Tensor, targets: Collection[Node]) -> dict[Node, Tenso
             if node in targets:
                 found[node] = g
                 continue
-            rule = OPS[node.op].gradient if node.op in OPS else None
+            rule = _gradient_rule(node.op)
             if rule is None:
                 raise GradientError(f"'{node.op}' has no gradient rule, but a gradient reaches it")
             for src, gs in zip(node.src, rule(node, g)):
@@ -345,3 +344,12 @@ def _zeros(node: Node) -> Tensor:
     from vkml.frontend.creation import full
 
     return full(node.shape, 0, node.dtype, node.device)
+
+
+def _gradient_rule(op: str) -> Any:
+    """The op's gradient rule, or None where no gradient flows."""
+    # imported here: the rules build ops, and ops import Tensor, which imports this module
+    # (the cycle the vkml/ops reshape removes)
+    from vkml.frontend.gradients import GRADIENTS
+
+    return GRADIENTS.get(op)

@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dialect.builder import FENCE_ARG
 from vkml.dtypes import ALL, DType, bfloat16, float16, float64, int32, int64
 from vkml.errors import DeviceError
 from vkml.graph.node import Node
-from vkml.frontend.lower import lower_to_mlir
+from vkml.compiler.lower import Lowered, lower
 from vkml.graph.walk import estimated_work, structure
-from vkml.frontend.optable import OPS
-from vkml.passes.target import VULKAN_TARGETS, Target, vulkan_target
+from vkml.ops.table import OPS
+from vkml.compiler.target import VULKAN_TARGETS, Target, vulkan_target
 from vkml.runtime import (
     Executable,
     allocate_mappable,
@@ -188,7 +187,7 @@ class IreeDevice(Device):
         if entry is None:
             # imported here: the compiler is needed only on a miss, and a machine that runs
             # precompiled modules may not have iree-base-compiler at all
-            from vkml.passes.cache import default_cache
+            from vkml.compiler.cache import default_cache
 
             if len(schedule) >= LARGE_GRAPH_NODES:
                 log.warning(
@@ -196,10 +195,12 @@ class IreeDevice(Device):
                     "node (the result is cached for the next realize)",
                     len(schedule), self.target.name,
                 )  # fmt: skip
-            text = self._lower(schedule, roots)
-            vmfb = default_cache().get_or_compile(text, self.target)
-            trailing = [self._fence()] if f"{FENCE_ARG}: " in text else []
-            entry = (Executable(self._session_for(schedule), vmfb, "main", len(roots)), trailing)
+            lowered = self._lower(schedule, roots)
+            vmfb = default_cache().get_or_compile(lowered.text, self.target, lowered.abi)
+            abi = lowered.abi
+            trailing = [self._fence()] if abi.fence else []
+            executable = Executable(self._session_for(schedule), vmfb, abi.function, len(abi.outputs))
+            entry = (executable, trailing)
             with self._lock:
                 self._executables[key] = entry
                 while len(self._executables) > self.capacity:
@@ -225,8 +226,8 @@ class IreeDevice(Device):
             self._fence_buffer = self.upload(np.zeros((), np.int32), int32)
         return self._fence_buffer
 
-    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
-        return lower_to_mlir(schedule, roots)
+    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
+        return lower(schedule, roots)
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],
@@ -355,9 +356,9 @@ class VulkanDevice(IreeDevice):
             return download_staged(self.session, storage, dtype, copy, self.name, self.report.name)
         return download(storage, dtype, copy, self.name, self.report.name)
 
-    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> str:
+    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
         # Vulkan drivers fold float arithmetic as if it were exact (ADR 0009)
-        return lower_to_mlir(schedule, roots, output_args=True, fence_float_ops=True)
+        return lower(schedule, roots, output_args=True, fence_float_ops=True)
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],

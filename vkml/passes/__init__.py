@@ -1,5 +1,5 @@
-"""vkml's MLIR passes, their registry, the compile pipeline and the compile cache.
+"""vkml's MLIR passes (one file each), their registry and the runner ``pipeline.run_passes``.
 
-Nothing is imported here on purpose: ``vkml.passes.target`` is light, while the pipeline and
-the cache load the IREE compiler, which a machine that only runs compiled modules lacks.
+What compiles a module for a target (the pipeline per target, IREE, the cache) is
+``vkml.compiler``.
 """

@@ -5,7 +5,7 @@ import numpy as np
 
 import vkml
 from vkml.graph.walk import toposort
-from vkml.frontend.lower import lower_to_mlir
+from vkml.compiler.lower import lower_to_mlir
 
 
 def vulkan_mlir(*tensors: vkml.Tensor) -> str:

@@ -14,7 +14,7 @@ import pytest
 from numerics import assert_bit_exact, assert_within_ulp
 
 import vkml
-from vkml.frontend.optable import OPS
+from vkml.ops.table import OPS
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
 INTS = ["int32", "int64", "uint32"]

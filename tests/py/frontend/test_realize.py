@@ -11,13 +11,12 @@ import pytest
 
 import vkml
 import vkml.frontend.realize as realize_module
-import vkml.passes.cache
+import vkml.compiler.cache
 from vkml.dtypes import DType
 from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
-from vkml.frontend.optable import OPS
-from vkml.passes import pipeline
+from vkml.ops.table import OPS
 
 STEPS = ["toposort", "device", "support", "coverage", "bind", "invoke", "mark"]
 # cpu refusing points at the reference device; any other device refusing points at cpu
@@ -294,13 +293,14 @@ def test_failed_compile_leaves_every_node_unrealized(
     x = vkml.tensor(np.arange(33, dtype=np.float32).reshape(3, 11), device="cpu")
     y = (x - 0.25) * 7.0
     z = y.T
-    monkeypatch.setattr(vkml.passes.cache, "compile_module", broken)
+    working = vkml.compiler.cache.compile_module
+    monkeypatch.setattr(vkml.compiler.cache, "compile_module", broken)
     before = vkml.stats()
     with pytest.raises(vkml.CompileError, match="injected"):
         vkml.realize(y, z)
     assert delta(before)["invocations"] == 0
     assert unrealized(y, z)
-    monkeypatch.setattr(vkml.passes.cache, "compile_module", pipeline.compile_module)
+    monkeypatch.setattr(vkml.compiler.cache, "compile_module", working)
     vkml.realize(y, z)
     expected = (np.arange(33, dtype=np.float32).reshape(3, 11) - np.float32(0.25)) * np.float32(7)
     np.testing.assert_array_equal(y.numpy(), expected)

@@ -181,7 +181,7 @@ def test_vulkan_modules_negate_floats_on_the_sign_bit() -> None:
     """No float ``negate`` in a Vulkan module: a driver cannot push a negation it never sees
     into the subtraction before it (the rewrite that lost -0.0 on an H200)."""
     from vkml.graph.walk import toposort
-    from vkml.frontend.lower import lower_to_mlir
+    from vkml.compiler.lower import lower_to_mlir
 
     x = vkml.tensor(np.ones(8, np.float32), device=vkml.reference)
     out = -((-1.0) - x)

@@ -27,9 +27,10 @@ from numerics import ulp_distance
 import vkml
 from vkml.dialect import emitters
 from vkml.frontend.devices import CPU_TARGET
-from vkml.frontend.optable import OPS
+from vkml.ops.table import OPS
 from vkml.passes import verify_nan_semantics
-from vkml.passes.pipeline import compile_module, run_passes
+from vkml.compiler.compile import compile_module
+from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE
 
 torch = pytest.importorskip("torch")

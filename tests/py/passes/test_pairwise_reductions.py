@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from numerics import assert_bit_exact
 
 import vkml
-from vkml.frontend.reference import pairwise_sum
+from vkml.ops.reference import pairwise_sum
 
 LENGTHS = [0, 1, 2, 3, 5, 7, 8, 31, 1000, 4097, 65537, 10**6]
 

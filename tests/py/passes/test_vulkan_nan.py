@@ -23,7 +23,7 @@ import pytest
 
 import vkml
 from vkml.passes import pipeline, vulkan_nan
-from vkml.passes.cache import default_cache
+from vkml.compiler.cache import default_cache
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
 

@@ -1,5 +1,5 @@
 """vkml runs compiled modules on a machine without iree.compiler: vkml.runtime loads a
-``.vmfb`` directly, and realize runs every graph the disk cache holds (vkml/passes/cache.py).
+``.vmfb`` directly, and realize runs every graph the disk cache holds (vkml/compiler/cache.py).
 
 Each test runs a child Python in which ``iree.compiler`` (and everything under it) cannot be
 imported, as on a deployment machine with only iree-base-runtime and NumPy installed.
@@ -20,8 +20,8 @@ import pytest
 
 import vkml
 from vkml.frontend.devices import CPU_TARGET
-from vkml.passes.cache import default_cache
-from vkml.passes.pipeline import compile_module
+from vkml.compiler.cache import default_cache
+from vkml.compiler.compile import compile_module
 
 ROOT = Path(__file__).resolve().parents[3]
 

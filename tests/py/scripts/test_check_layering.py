@@ -21,6 +21,8 @@ BASE: dict[str, str] = {
     "vkml/dialect/__init__.py": "from iree.compiler import ir\nimport vkml.runtime\n",
     "vkml/passes/__init__.py": "from ..dialect import ir_helpers\n",
     "vkml/dialect/ir_helpers.py": "from . import __name__ as _name\n",
+    "vkml/ops/__init__.py": "from vkml.dialect import ir_helpers\n",
+    "vkml/compiler/__init__.py": "from vkml.ops import x\n",
     "vkml/frontend/__init__.py": "from . import x\n",
     "vkml/frontend/x.py": "from vkml.dtypes import *\nfrom vkml.passes import Pass\n\nTensor = 1\n",
     "vkml/nn/__init__.py": "from vkml.frontend import x\n",
@@ -60,16 +62,16 @@ def assert_violation(result: subprocess.CompletedProcess[str], line: str) -> Non
 def test_clean_tree_passes_after_write(tmp_path: Path) -> None:
     result = write_and_check(tmp_path, {})
     assert result.returncode == 0, result.stdout
-    assert result.stdout.strip() == "layering: 13 modules, 10 layers, 0 violations"
+    assert result.stdout.strip() == "layering: 15 modules, 12 layers, 0 violations"
     doc = (tmp_path / "docs" / "architecture.md").read_text()
     assert "python scripts/check_layering.py --write" in doc
     assert "```mermaid\nflowchart TD\n" in doc
-    assert "    L7 -->|1| L5\n" in doc  # api -> frontend
-    assert "    L6 -->|1| L5\n" in doc  # nn -> frontend
-    assert "    L5 -->|1| L4\n" in doc and "    L5 -->|1| L0\n" in doc  # frontend -> passes, L0
+    assert "    L9 -->|1| L7\n" in doc  # api -> frontend
+    assert "    L8 -->|1| L7\n" in doc  # nn -> frontend
+    assert "    L7 -->|1| L4\n" in doc and "    L7 -->|1| L0\n" in doc  # frontend -> passes, L0
     assert "    L2 -->|1| L0\n" in doc  # `from vkml import errors` resolves to errors.py
     assert "    L1 -->|1| L0\n" in doc  # graph -> errors+dtypes
-    assert "| L5 | frontend | `vkml/frontend/` | 2 | passes (1), errors+dtypes (1) |" in doc
+    assert "| L7 | frontend | `vkml/frontend/` | 2 | passes (1), errors+dtypes (1) |" in doc
     assert "class " not in doc.split("classDef")[1]  # no empty layers
     again = run(tmp_path)
     assert again.returncode == 0, again.stdout
@@ -207,5 +209,5 @@ def test_stale_diagram_fails_and_write_fixes_it(tmp_path: Path) -> None:
     assert STALE in stale.stdout.splitlines()
     fixed = run(tmp_path, "--write")
     assert fixed.returncode == 0, fixed.stdout
-    assert "    L5 -->|1| L2\n" in (tmp_path / "docs" / "architecture.md").read_text()
+    assert "    L7 -->|1| L2\n" in (tmp_path / "docs" / "architecture.md").read_text()
     assert run(tmp_path).returncode == 0

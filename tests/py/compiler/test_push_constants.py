@@ -11,9 +11,9 @@ import pytest
 
 import vkml
 from vkml.graph.walk import toposort
-from vkml.frontend.lower import lower_to_mlir
-from vkml.passes.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
-from vkml.passes.target import Target
+from vkml.compiler.lower import lower_to_mlir
+from vkml.compiler.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
+from vkml.compiler.target import Target
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 

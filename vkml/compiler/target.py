@@ -14,7 +14,7 @@ class Target:
 
     ``loop_cap`` is the most loop iterations one shader invocation may run on the device's
     driver (lavapipe's 65,535), or ``None``: a capped target splits long contractions and has
-    every dispatch's loop budget checked at compile time (``vkml.passes.loop_budget``).
+    every dispatch's loop budget checked at compile time (``vkml.compiler.loop_budget``).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""vkml.passes.loop_budget and the capped-target compile: a dispatch that could run past a
+"""vkml.compiler.loop_budget and the capped-target compile: a dispatch that could run past a
 driver's shader loop cap (lavapipe's 65,535 iterations per invocation) fails to compile
 instead of returning a wrong answer. Compile-only: no Vulkan device needed."""
 
@@ -10,10 +10,12 @@ import pytest
 
 from vkml.dialect.ir import compile_str
 from vkml.errors import CompileError
-from vkml.passes import loop_budget, pipeline, split_contractions
-from vkml.passes.cache import cache_key
+from vkml.compiler import compile as pipeline
+from vkml.compiler import loop_budget
+from vkml.passes import split_contractions
+from vkml.compiler.cache import cache_key
 from vkml.passes.registry import LOOP_CAP_PASSES, pipeline_for
-from vkml.passes.target import parse_precompile_targets, vulkan_target
+from vkml.compiler.target import parse_precompile_targets, vulkan_target
 
 CAP = 65_535
 LAVAPIPE = vulkan_target("llvmpipe", float64=True, loop_cap=CAP)

@@ -1,4 +1,4 @@
-"""The compile cache (vkml/passes/cache.py): memory LRU, disk store, keys, damaged entries."""
+"""The compile cache (vkml/compiler/cache.py): memory LRU, disk store, keys, damaged entries."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.passes.cache as cache_module
+import vkml.compiler.cache as cache_module
 from vkml.frontend.devices import CPU_TARGET
 from vkml.graph.walk import toposort
-from vkml.frontend.lower import lower_to_mlir
-from vkml.passes.cache import CompileCache, cache_key, default_cache
-from vkml.passes.pipeline import compile_module
-from vkml.passes.target import Target, parse_precompile_targets, vulkan_target
+from vkml.compiler.lower import lower_to_mlir
+from vkml.compiler.cache import CompileCache, cache_key, default_cache
+from vkml.compiler.compile import compile_module
+from vkml.compiler.target import Target, parse_precompile_targets, vulkan_target
 from vkml.runtime.stats import snapshot
 from vkml.runtime.vulkan import vulkan_device_reports
 
@@ -35,7 +35,7 @@ def _module(op: str) -> str:
 
 
 ADD, MUL, SUB = _module("add"), _module("multiply"), _module("subtract")
-MAGIC = b"VKMLVMFB1\n"
+MAGIC = b"VKMLVMFB2\n"
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,11 @@ class Counters:
         return snapshot()[name] - self.start[name]
 
 
-def _valid_entry(path: Path, payload: bytes) -> bool:
+def _valid_entry(path: Path, payload: bytes, manifest: bytes = b"") -> bool:
     raw = path.read_bytes()
-    header = MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n"
-    return raw == header + payload
+    body = manifest + b"\n" + payload
+    header = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n"
+    return raw == header + body
 
 
 def test_miss_compiles_then_memory_then_disk_hit(tmp_path: Path, add_vmfb: bytes) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vkml.dialect.ir import compile_str
 from vkml.passes.pipeline import run_passes
-from vkml.passes.target import Target
+from vkml.compiler.target import Target
 
 VULKAN_GUARANTEED_BYTES = 128
 _LAYOUT = re.compile(r"#hal\.pipeline\.layout<constants\s*=\s*(\d+)")

@@ -1,8 +1,9 @@
 """The compile cache: a bounded in-memory LRU in front of an on-disk store.
 
-Keys hash (MLIR text, target name, target flags and loop cap, IREE version, vkml version). Disk entries
-carry a SHA-256 of their payload: a truncated or corrupted entry is detected, deleted and
-recompiled, never loaded. Writes go to a temporary file renamed into place, so a crash never
+Keys hash (MLIR text, target name, target flags and loop cap, IREE version, vkml version). A
+disk entry holds the module's ABI manifest (``vkml.compiler.abi``) and its ``.vmfb`` bytes
+under one SHA-256: a truncated or corrupted entry, or one whose manifest is not the calling
+convention the caller lowered, is detected, deleted and recompiled, never loaded. Writes go to a temporary file renamed into place, so a crash never
 leaves a half-written entry under a real name.
 
 Nothing here imports ``iree.compiler`` until a graph misses every tier: a machine with only
@@ -24,11 +25,14 @@ from collections import OrderedDict
 from importlib import metadata
 from pathlib import Path
 
+from vkml.compiler.abi import Abi
+from vkml.compiler.target import PRECOMPILE_ENV, Target, parse_precompile_targets
 from vkml.errors import CompileError
-from vkml.passes.target import PRECOMPILE_ENV, Target, parse_precompile_targets
 from vkml.runtime.stats import bump
 
-_MAGIC = b"VKMLVMFB1\n"
+# An entry: _MAGIC, the SHA-256 (hex) of the body, a newline, then the body: the manifest (one
+# line of JSON, empty when the caller gave no ABI), a newline, the .vmfb bytes.
+_MAGIC = b"VKMLVMFB2\n"
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 _SUFFIX = ".vmfb"
@@ -130,7 +134,7 @@ def compile_module(text: str, target: Target) -> bytes:
             cache key names the runtime's), or IREE failed.
         ModuleNotFoundError: iree-base-compiler is not installed.
     """
-    from vkml.passes.pipeline import compile_module as run_pipeline
+    from vkml.compiler.compile import compile_module as run_pipeline
 
     compiler = _distribution_version("iree-base-compiler")
     if compiler is not None and compiler != iree_version():
@@ -156,8 +160,14 @@ class CompileCache:
     def directory(self) -> Path:
         return self._directory if self._directory is not None else default_cache_dir()
 
-    def get_or_compile(self, text: str, target: Target) -> bytes:
-        """The ``.vmfb`` for ``text`` on ``target``, compiling only on a miss."""
+    def get_or_compile(self, text: str, target: Target, abi: Abi | None = None) -> bytes:
+        """The ``.vmfb`` for ``text`` on ``target``, compiling only on a miss.
+
+        ``abi`` is the calling convention the lowering wrote down for ``text``; it is stored
+        with the entry, and an entry that holds another is treated as damaged (a caller
+        that gives none takes the entry's as it is).
+        """
+        manifest = abi.to_json() if abi is not None else ""
         key = cache_key(text, target)
         with self._lock:
             hit = self._memory.get(key)
@@ -168,14 +178,14 @@ class CompileCache:
         also: list[Target] = []
         if target.backend == "vulkan-spirv":  # read, and checked, before anything compiles
             also = parse_precompile_targets(os.environ.get(PRECOMPILE_ENV, ""))
-        vmfb = self._load(key)
+        vmfb = self._load(key, manifest)
         if vmfb is not None:
             bump("cache_hits_disk")
         else:
             vmfb = self._compile(text, target, key)
-            self._store(key, vmfb)
+            self._store(key, manifest, vmfb)
         self._remember(key, vmfb)
-        self._precompile(text, [t for t in also if cache_key(text, t) != key])
+        self._precompile(text, manifest, [t for t in also if cache_key(text, t) != key])
         return vmfb
 
     def _compile(self, text: str, target: Target, key: str) -> bytes:
@@ -198,18 +208,18 @@ class CompileCache:
         bump("compiles")
         return vmfb
 
-    def _precompile(self, text: str, targets: list[Target]) -> None:
+    def _precompile(self, text: str, manifest: str, targets: list[Target]) -> None:
         """Compile ``text`` for each of ``targets`` missing on disk, onto disk only: the
         modules are for another machine's GPU (``VKML_PRECOMPILE_VULKAN``)."""
         for target in targets:
             key = cache_key(text, target)
-            if self._load(key) is not None:
+            if self._load(key, manifest) is not None:
                 continue
             try:
                 vmfb = self._compile(text, target, key)
             except CompileError as exc:
                 raise CompileError(f"{PRECOMPILE_ENV}: compiling for {target.name}: {exc}") from exc
-            self._store(key, vmfb)
+            self._store(key, manifest, vmfb)
 
     def _remember(self, key: str, vmfb: bytes) -> None:
         with self._lock:
@@ -221,25 +231,36 @@ class CompileCache:
     def path_of(self, key: str) -> Path:
         return self.directory / key[:2] / (key + _SUFFIX)
 
-    def _load(self, key: str) -> bytes | None:
+    def _load(self, key: str, manifest: str) -> bytes | None:
         path = self.path_of(key)
         try:
             raw = path.read_bytes()
         except OSError:
             return None
-        payload = _unwrap(raw)
-        if payload is None:  # truncated or corrupted: never load it
+        entry = _unwrap(raw)
+        if entry is None or (manifest and entry[0] != manifest):  # damaged, or another ABI
             path.unlink(missing_ok=True)
-        return payload
+            return None
+        return entry[1]
 
-    def _store(self, key: str, vmfb: bytes) -> None:
+    def manifest_of(self, key: str) -> Abi | None:
+        """The ABI stored with the disk entry ``key``; None if there is no sound entry or it
+        was stored without one."""
+        try:
+            entry = _unwrap(self.path_of(key).read_bytes())
+        except OSError:
+            return None
+        return Abi.from_json(entry[0]) if entry is not None and entry[0] else None
+
+    def _store(self, key: str, manifest: str, vmfb: bytes) -> None:
         path = self.path_of(key)
         tmp: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(vmfb).hexdigest().encode() + b"\n" + vmfb)
+                body = manifest.encode() + b"\n" + vmfb
+                f.write(_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
             os.chmod(tmp, 0o644 & ~_UMASK)  # mkstemp makes 0600; a shared cache must be readable
             os.replace(tmp, path)
         except OSError:
@@ -273,14 +294,21 @@ class CompileCache:
         return len(files)
 
 
-def _unwrap(raw: bytes) -> bytes | None:
+def _unwrap(raw: bytes) -> tuple[str, bytes] | None:
+    """(manifest, vmfb) of an entry whose magic and digest hold, else None."""
     header = len(_MAGIC) + 65
     if len(raw) < header or not raw.startswith(_MAGIC):
         return None
-    digest, payload = raw[len(_MAGIC) : header - 1], raw[header:]
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
+    digest, body = raw[len(_MAGIC) : header - 1], raw[header:]
+    if hashlib.sha256(body).hexdigest().encode() != digest:
         return None
-    return payload
+    manifest, newline, vmfb = body.partition(b"\n")
+    if not newline:
+        return None
+    try:
+        return manifest.decode(), vmfb
+    except UnicodeDecodeError:
+        return None
 
 
 _DEFAULT: CompileCache | None = None

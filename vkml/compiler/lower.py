@@ -1,4 +1,4 @@
-"""Lowering a schedule to MLIR text, and the structural key that names it in the cache.
+"""Lowering a schedule to MLIR text and its calling convention (``Abi``).
 
 Computed nodes become function arguments (in schedule order), the roots become results, and
 every other node is emitted by its op's emitter. The text is a pure function of the
@@ -9,14 +9,16 @@ goes straight to the loaded executable.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from vkml.compiler.abi import Abi, TensorSpec
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.graph.node import Node
-from vkml.frontend.optable import OPS
+from vkml.graph.walk import toposort
+from vkml.ops.table import OPS
 
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
@@ -26,6 +28,14 @@ from vkml.frontend.optable import OPS
 SEGMENT_NODES = 500
 
 
+@dataclass(frozen=True, slots=True)
+class Lowered:
+    """A lowered schedule: the MLIR module and how to call it."""
+
+    text: str
+    abi: Abi
+
+
 def lower_to_mlir(
     schedule: Sequence[Node],
     roots: Sequence[Node],
@@ -33,7 +43,19 @@ def lower_to_mlir(
     output_args: bool = False,
     fence_float_ops: bool = False,
 ) -> str:
-    """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves.
+    """The MLIR text of ``lower``."""
+    return lower(schedule, roots, name, output_args, fence_float_ops).text
+
+
+def lower(
+    schedule: Sequence[Node],
+    roots: Sequence[Node],
+    name: str = "main",
+    output_args: bool = False,
+    fence_float_ops: bool = False,
+) -> Lowered:
+    """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves, with its
+    calling convention (``Abi``: leaves in, roots out).
 
     The per-realize side tables (``values``, ``last_use``) are indexed by topological
     position; nothing is written onto the nodes. With ``output_args`` the caller passes one
@@ -80,12 +102,20 @@ def lower_to_mlir(
         for k, r in enumerate(roots):
             b.output_arg(TensorType(r.shape, r.dtype), k)
     b.ret([values[position[r]] for r in roots])
-    return b.module_text()
+    abi = Abi(
+        function=name,
+        inputs=tuple(TensorSpec(n.dtype, n.shape) for n in schedule if n._computed),
+        outputs=tuple(TensorSpec(r.dtype, r.shape) for r in roots),
+        output_args=output_args,
+        fence=b.uses_fence,
+    )
+    return Lowered(b.module_text(), abi)
 
 
 def emitted_mlir(nodes: Sequence[Node], passes: bool = False) -> str:
     """The module realize() would compile for ``nodes`` (before, or after, vkml's passes)."""
-    from vkml.graph.walk import toposort
+    # imported here: the passes need iree-base-compiler, which lowering does not (a machine
+    # with only the runtime lowers graphs to find them in the cache)
     from vkml.passes.pipeline import run_passes
 
     roots = list(dict.fromkeys(n for n in nodes if not n._computed))

@@ -1,9 +1,9 @@
-"""The op table: one entry per primitive op, declaring everything about it in one place.
+"""The op table: one entry per primitive op.
 
 An entry names the op's kind (which shape and dtype rule ``vkml.frontend.ops`` applies), its
-MLIR emitter, its reference implementation, its gradient rule (``vkml.frontend.gradients``),
-and its cross-device numerical contract: either
-bit-exact against the reference device, or within ``ulp`` units in the last place.
+MLIR emitter, its reference implementation and its cross-device numerical contract: either
+bit-exact against the reference device, or within ``ulp`` units in the last place. Gradient
+rules are ``vkml.frontend.gradients.GRADIENTS``.
 Support per device lives with the devices (``vkml.frontend.devices``) and is checked against
 this table by the tests.
 """
@@ -11,13 +11,8 @@ this table by the tests.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from vkml.dialect.emitters import EMITTERS, Emitter
-from vkml.frontend.reference import REFERENCE, Reference
-
-if TYPE_CHECKING:
-    from vkml.frontend.gradients import Rule
+from vkml.ops.reference import REFERENCE, Reference
 
 
 @dataclass(frozen=True)
@@ -35,14 +30,6 @@ class OpDef:
     @property
     def reference(self) -> Reference:
         return REFERENCE[self.name]
-
-    @property
-    def gradient(self) -> Rule | None:
-        """The op's gradient rule, or None where no gradient flows (comparisons, creation)."""
-        # imported here: the rules build ops, and ops import this table
-        from vkml.frontend.gradients import GRADIENTS
-
-        return GRADIENTS.get(self.name)
 
 
 def _table(*defs: OpDef) -> dict[str, OpDef]:
