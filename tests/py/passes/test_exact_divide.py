@@ -21,6 +21,7 @@ from vkml.dialect.ir import ir
 from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
 from vkml.dtypes import int32
 from vkml.passes import exact_divide, pipeline, registry
+from vkml.compiler import compile as compile_module
 from vkml.compiler.cache import default_cache
 from vkml.runtime.vulkan import vulkan_device_reports
 
@@ -120,7 +121,7 @@ def compile_with(
     in a fresh cache: the cache key does not see which pipeline a backend runs."""
 
     def use(names: tuple[str, ...]) -> None:
-        monkeypatch.setattr(pipeline, "pipeline_for", lambda backend, loop_cap=None: names)
+        monkeypatch.setattr(compile_module, "pipeline_for", lambda backend, loop_cap=None: names)
         monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path / "-".join(names)))
         vkml.cpu.clear_executables()
         default_cache().clear_memory()

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.passes import pipeline, vulkan_nan
+from vkml.passes import vulkan_nan
+from vkml.compiler import compile as compile_module
 from vkml.compiler.cache import default_cache
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
@@ -273,7 +274,7 @@ def vulkan_pipeline_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
 
     monkeypatch.setattr(vulkan_nan, "run", counted)
     monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(pipeline, "pipeline_for", lambda backend, loop_cap=None: VULKAN)
+    monkeypatch.setattr(compile_module, "pipeline_for", lambda backend, loop_cap=None: VULKAN)
     vkml.cpu.clear_executables()
     default_cache().clear_memory()
     yield
