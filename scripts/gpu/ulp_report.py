@@ -25,7 +25,7 @@ import ml_dtypes
 from numerics import ulp_distance as ulp_distances
 
 import vkml
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 

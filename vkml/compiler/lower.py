@@ -18,7 +18,7 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.nan_bits import float_bits
 from vkml.dialect.pairwise import pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, bool_, float32, int64, promote_types
@@ -33,7 +34,7 @@ def sum_accumulator(dtype: DType) -> DType:
 
 
 # -- elementwise ------------------------------------------------------------------------------
-def _arith(name: str) -> Emitter:
+def arith(name: str) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         cdt = compute_dtype(out.dtype)
         x, y = (b.prepare(v, out.shape, cdt) for v in xs)
@@ -42,7 +43,7 @@ def _arith(name: str) -> Emitter:
     return emit
 
 
-def _compare(direction: str) -> Emitter:
+def compare(direction: str) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         common = promote_types(xs[0].dtype, xs[1].dtype)
         x, y = (b.prepare(v, out.shape, common) for v in xs)
@@ -51,7 +52,7 @@ def _compare(direction: str) -> Emitter:
     return emit
 
 
-def _unary(name: str, chlo: bool = False) -> Emitter:
+def unary(name: str, chlo: bool = False) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
         if x.dtype.kind == "uint" and name in ("abs", "negate"):
@@ -63,6 +64,52 @@ def _unary(name: str, chlo: bool = False) -> Emitter:
         return b.convert(y, out.dtype)
 
     return emit
+
+
+def rounding(name: str) -> Emitter:
+    """``floor``, ``ceil`` or ``round_nearest_even`` of a float; an integer is its own value.
+
+    16-bit floats round in float32, exactly: the result is an integer the 16-bit type holds.
+    """
+
+    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+        if not out.dtype.is_float:
+            return b.prepare(xs[0], out.shape, out.dtype)
+        x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
+        return b.convert(b.unary(name, x), out.dtype)
+
+    return emit
+
+
+def emit_trunc(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """Toward zero: ``ceil`` where the sign bit is set, else ``floor`` (so -0.5 gives -0.0 and
+    NaN stays NaN). The choice reads the sign bit as an integer, so no float compare decides it
+    (a Vulkan driver may assume no NaN; ADR 0010)."""
+    if not out.dtype.is_float:
+        return b.prepare(xs[0], out.shape, out.dtype)
+    x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
+    bits = float_bits(x).integer
+    negative = b.compare("LT", b.bitcast(x, bits), b.constant(0, bits, x.shape))
+    y = b.select(negative, b.unary("ceil", x), b.unary("floor", x))
+    return b.convert(y, out.dtype)
+
+
+def emit_sign(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    """1 above zero, -1 below, 0 at either zero, NaN for NaN (the operand itself); by
+    compares and selects, exact on every device (StableHLO's ``sign`` keeps -0.0 and has no
+    unsigned form)."""
+    x = b.prepare(xs[0], out.shape, out.dtype)
+
+    def splat(value: int) -> Value:
+        return b.broadcast(b.constant(value, out.dtype), out.shape)
+
+    zero = splat(0)
+    rest = zero
+    if out.dtype.is_float:
+        rest = b.select(b.compare("NE", x, x), x, zero)
+    if out.dtype.kind != "uint":
+        rest = b.select(b.compare("LT", x, zero), splat(-1), rest)
+    return b.select(b.compare("GT", x, zero), splat(1), rest)
 
 
 def select_max(b: FunctionBuilder, x: Value, y: Value) -> Value:
@@ -86,7 +133,7 @@ def select_min(b: FunctionBuilder, x: Value, y: Value) -> Value:
     return b.select(keep, x, y)
 
 
-def _select_binary(combine: Callable[[FunctionBuilder, Value, Value], Value]) -> Emitter:
+def select_binary(combine: Callable[[FunctionBuilder, Value, Value], Value]) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
         return combine(b, x, y)
@@ -134,7 +181,7 @@ def emit_bitcast(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs
 
 
 # -- bitwise (integers only) ------------------------------------------------------------------
-def _bitwise(name: str) -> Emitter:
+def bitwise(name: str) -> Emitter:
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
         x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
         return b.binary(name, x, y)
@@ -149,7 +196,7 @@ def emit_right_shift(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, a
     (arithmetic); ``shift_left`` gives 0. The reference implements the same rule.
     """
     name = "shift_right_logical" if out.dtype.kind == "uint" else "shift_right_arithmetic"
-    return _bitwise(name)(b, xs, out, attrs)
+    return bitwise(name)(b, xs, out, attrs)
 
 
 # -- creation ---------------------------------------------------------------------------------
@@ -233,7 +280,7 @@ def _extreme(dtype: DType, largest: bool) -> float | int | bool:
     return hi if largest else lo
 
 
-def _minmax(largest: bool) -> Emitter:
+def minmax(largest: bool) -> Emitter:
     """amax/amin as a pairwise tree of ``select_max``/``select_min``: a fixed order, so the
     result (NaN and signed zeros included) is the same on every device."""
 
@@ -245,7 +292,7 @@ def _minmax(largest: bool) -> Emitter:
     return emit
 
 
-def _argextreme(largest: bool) -> Emitter:
+def argextreme(largest: bool) -> Emitter:
     """Index of the first maximum (minimum) along one axis; NaN counts as the extreme."""
 
     def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
@@ -275,54 +322,3 @@ def _expand(b: FunctionBuilder, v: Value, shape: tuple[int, ...], axis: int) -> 
     dims = ", ".join(str(i) for i in range(len(shape)) if i != axis)
     out = v.type.with_shape(shape)
     return b.emit(f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out)
-
-
-EMITTERS: dict[str, Emitter] = {
-    "add": _arith("add"),
-    "sub": _arith("subtract"),
-    "mul": _arith("multiply"),
-    "div": _arith("divide"),
-    "pow": _arith("power"),
-    "maximum": _select_binary(select_max),
-    "minimum": _select_binary(select_min),
-    "eq": _compare("EQ"),
-    "ne": _compare("NE"),
-    "lt": _compare("LT"),
-    "le": _compare("LE"),
-    "gt": _compare("GT"),
-    "ge": _compare("GE"),
-    "where": emit_where,
-    "neg": _unary("negate"),
-    "abs": _unary("abs"),
-    "exp": _unary("exponential"),
-    "log": _unary("log"),
-    "sqrt": _unary("sqrt"),
-    "rsqrt": _unary("rsqrt"),
-    "tanh": _unary("tanh"),
-    "sin": _unary("sine"),
-    "cos": _unary("cosine"),
-    "sigmoid": _unary("logistic"),
-    "erf": _unary("erf", chlo=True),
-    "relu": emit_relu,
-    "gelu": emit_gelu,
-    "astype": emit_astype,
-    "bitcast": emit_bitcast,
-    "bitwise_and": _bitwise("and"),
-    "bitwise_or": _bitwise("or"),
-    "bitwise_xor": _bitwise("xor"),
-    "left_shift": _bitwise("shift_left"),
-    "right_shift": emit_right_shift,
-    "full": emit_full,
-    "arange": emit_arange,
-    "reshape": emit_reshape,
-    "permute": emit_permute,
-    "broadcast_to": emit_broadcast_to,
-    "slice": emit_slice,
-    "concatenate": emit_concatenate,
-    "matmul": emit_matmul,
-    "sum": emit_sum,
-    "amax": _minmax(True),
-    "amin": _minmax(False),
-    "argmax": _argextreme(True),
-    "argmin": _argextreme(False),
-}

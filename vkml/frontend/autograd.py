@@ -1,7 +1,7 @@
 """Reverse-mode autograd on the lazy graph: backward builds more graph, never runs anything.
 
 ``vjp`` walks from an output to the nodes to differentiate with respect to and applies each
-op's gradient rule (``vkml.frontend.gradients.GRADIENTS``) in reverse
+op's gradient rule (``OPS[op].gradient``, written against ``vkml.frontend.algebra``) in reverse
 topological order. The gradients are ordinary lazy tensors, so the forward and the backward
 realize together as one invocation. Nothing is written on a node: which nodes need a
 gradient is decided per call, from the graph.
@@ -27,6 +27,8 @@ from typing import Any
 from vkml.errors import DTypeError, GradientError, ShapeError
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
+from vkml.ops.registry import OPS
+from vkml.ops.spec import Algebra
 from vkml.frontend.tensor import Tensor
 
 # Registries, documented in the module docstring. Weak, so they never keep a tensor alive.
@@ -200,10 +202,10 @@ def vjp(root: Node, seed: Tensor, targets: Collection[Node]) -> dict[Node, Tenso
             if node in targets:
                 found[node] = g
                 continue
-            rule = _gradient_rule(node.op)
+            rule = OPS[node.op].gradient if node.op in OPS else None
             if rule is None:
                 raise GradientError(f"'{node.op}' has no gradient rule, but a gradient reaches it")
-            for src, gs in zip(node.src, rule(node, g)):
+            for src, gs in zip(node.src, rule(node, g, _algebra())):
                 if gs is None or src not in reaching:
                     continue
                 if gs.shape != src.shape or gs.dtype is not src.dtype:
@@ -346,10 +348,10 @@ def _zeros(node: Node) -> Tensor:
     return full(node.shape, 0, node.dtype, node.device)
 
 
-def _gradient_rule(op: str) -> Any:
-    """The op's gradient rule, or None where no gradient flows."""
-    # imported here: the rules build ops, and ops import Tensor, which imports this module
-    # (the cycle the vkml/ops reshape removes)
-    from vkml.frontend.gradients import GRADIENTS
+def _algebra() -> Algebra:
+    """The tensor operations gradient rules build the backward graph with."""
+    # imported here: the algebra builds ops, and ops import Tensor, which imports this
+    # module; the cycle goes when Tensor stops importing autograd (issue 9)
+    from vkml.frontend.algebra import ALGEBRA
 
-    return GRADIENTS.get(op)
+    return ALGEBRA

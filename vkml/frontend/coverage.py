@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vkml.graph.node import Node
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 
 def record_coverage(path: str, schedule: Sequence[Node], device: str) -> None:

@@ -21,7 +21,7 @@ from vkml.errors import DeviceError
 from vkml.graph.node import Node
 from vkml.compiler.lower import Lowered, lower
 from vkml.graph.walk import estimated_work, structure
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 from vkml.compiler.target import VULKAN_TARGETS, Target, vulkan_target
 from vkml.runtime import (
     Executable,
@@ -55,8 +55,10 @@ class Device:
         return self.name
 
     def supports(self, op: str, dtype: DType) -> bool:
-        """Whether this device can evaluate ``op`` producing ``dtype``."""
-        return op in OPS and dtype in self.dtypes
+        """Whether this device can evaluate ``op`` producing ``dtype``: the op does not
+        refuse this kind of device for it (``OpDef.refuses``) and the device has the dtype."""
+        found = OPS.get(op)
+        return found is not None and found.runs_on(self.kind, dtype) and dtype in self.dtypes
 
     @property
     def dtypes(self) -> tuple[DType, ...]:
@@ -259,13 +261,6 @@ class CpuDevice(IreeDevice):
             return session(self.SMALL_DRIVER)
         return self.session
 
-    # IREE 3.13's llvm-cpu links no libm for these float64 functions ("undefined symbol:
-    # tanh"); the reference device runs them.
-    UNSUPPORTED = frozenset({("tanh", float64), ("sin", float64), ("cos", float64)})
-
-    def supports(self, op: str, dtype: DType) -> bool:
-        return op in OPS and (op, dtype) not in self.UNSUPPORTED
-
 
 def vulkan_target_for(report: VulkanDeviceReport) -> str:
     """The IREE Vulkan target for a physical device (``VKML_VULKAN_TARGET`` overrides).
@@ -327,19 +322,9 @@ class VulkanDevice(IreeDevice):
             refused.update((float16, bfloat16))
         self._refused = frozenset(refused)
 
-    # SPIR-V's GLSL.std.450 instructions (Exp, Log, Sin, ...) take 16/32-bit floats only
-    F64_TRANSCENDENTALS = frozenset(
-        {"exp", "log", "tanh", "sin", "cos", "sigmoid", "erf", "gelu", "pow"}
-    )
-
     @property
     def dtypes(self) -> tuple[DType, ...]:
         return tuple(d for d in ALL if d not in self._refused)
-
-    def supports(self, op: str, dtype: DType) -> bool:
-        if dtype is float64 and op in self.F64_TRANSCENDENTALS:
-            return False
-        return op in OPS and dtype not in self._refused
 
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
         host = np.asarray(array, dtype=dtype.numpy)  # a broadcast view stays a view: no copy

@@ -27,7 +27,7 @@ from vkml.dtypes import (
 from vkml.errors import AxisError, DeviceError, DTypeError, ShapeError
 from vkml.frontend.eager import is_eager
 from vkml.graph.node import Node
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 from vkml.frontend.realize import realize_nodes
 from vkml.frontend.tensor import Tensor
 

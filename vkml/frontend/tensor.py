@@ -8,11 +8,12 @@ import numpy as np
 
 from vkml.dtypes import DType
 from vkml.errors import ShapeError
+from vkml.frontend.unary_methods import UnaryMethods
 from vkml.graph.node import Node
 from vkml.frontend.realize import realize_nodes
 
 
-class Tensor:
+class Tensor(UnaryMethods):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
@@ -274,41 +275,13 @@ class Tensor:
         return _views.getitem(self, index)
 
     # -- methods NumPy and PyTorch users expect ---------------------------------------------
+    # (the unary elementwise ones, exp() to sign(), come from UnaryMethods, generated from
+    # the op definitions)
+    def _unary(self, op: str) -> Tensor:
+        return _ops.unary(op, self)
+
     def astype(self, dtype: Any) -> Tensor:
         return _ops.astype(self, dtype)
-
-    def abs(self) -> Tensor:
-        return _ops.unary("abs", self)
-
-    def exp(self) -> Tensor:
-        return _ops.unary("exp", self)
-
-    def log(self) -> Tensor:
-        return _ops.unary("log", self)
-
-    def sqrt(self) -> Tensor:
-        return _ops.unary("sqrt", self)
-
-    def rsqrt(self) -> Tensor:
-        return _ops.unary("rsqrt", self)
-
-    def tanh(self) -> Tensor:
-        return _ops.unary("tanh", self)
-
-    def sigmoid(self) -> Tensor:
-        return _ops.unary("sigmoid", self)
-
-    def sin(self) -> Tensor:
-        return _ops.unary("sin", self)
-
-    def cos(self) -> Tensor:
-        return _ops.unary("cos", self)
-
-    def relu(self) -> Tensor:
-        return _ops.unary("relu", self)
-
-    def gelu(self) -> Tensor:
-        return _ops.unary("gelu", self)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         return _ops.clip(self, min, max)

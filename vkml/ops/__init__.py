@@ -1,1 +1,3 @@
-"""The ops: what each primitive op is (``table``) and its NumPy implementation (``reference``)."""
+"""The ops: each primitive op defined once (``spec.OpDef``), by family (``elementwise``,
+``movement``, ``creation``, ``contraction``, ``reduce``), gathered in ``registry.OPS``; their
+NumPy implementations for the reference device are ``reference``."""

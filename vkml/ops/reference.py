@@ -57,7 +57,7 @@ def _finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
     return np.array(y, order="C")
 
 
-def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+def arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
@@ -66,7 +66,7 @@ def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     return ref
 
 
-def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``x ** y``; for integers a negative exponent truncates 1 / x**|y| toward zero."""
     if x.dtype.kind not in "iu":
         return np.power(x, y)
@@ -82,7 +82,7 @@ def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out.astype(x.dtype)
 
 
-def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+def compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
         with np.errstate(all="ignore"):
@@ -91,7 +91,7 @@ def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     return ref
 
 
-def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
+def unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
@@ -103,11 +103,36 @@ def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
 _erf64 = np.frompyfunc(math.erf, 1, 1)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.array(1, x.dtype) / np.sqrt(x)
+
+
+def integral(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
+    """A rounding function (floor, ceil, trunc, rint) of floats; integers are their own value
+    (NumPy would return float64 for them)."""
+    as_float = unary(fn)
+
+    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+        if not dtype.is_float:
+            return _finish(xs[0], dtype, shape)
+        return as_float(xs, dtype, shape, attrs)
+
+    return ref
+
+
+def sign(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    """1, -1, 0 for either zero (+0.0), NaN for NaN."""
+    x = cast(xs[0], dtype.numpy)
+    with np.errstate(invalid="ignore"):
+        y = np.where(x > 0, 1, np.where(x < 0, -1, np.where(x != x, x, 0)))
+    return _finish(y.astype(dtype.numpy) if dtype.kind != "uint" else np.where(x > 0, 1, 0), dtype, shape)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
     return _erf64(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
     one = np.array(1, x.dtype)
     return one / (one + np.exp(-x))
 
@@ -115,7 +140,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 _erfc64 = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
+def gelu(x: np.ndarray) -> np.ndarray:
     scaled = x * scalar(-math.sqrt(0.5), x.dtype)
     erfc = _erfc64(scaled.astype(np.float64)).astype(np.float64).astype(x.dtype)
     return (x * scalar(0.5, x.dtype)) * erfc
@@ -135,33 +160,33 @@ def select_min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(keep, x, y)
 
 
-def _relu(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def relu(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     x = cast(xs[0], dtype.numpy)
     zero = np.zeros((), dtype.numpy)
     return _finish(np.where(x <= zero, zero, x), dtype, shape)
 
 
-def _where(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def where(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return _finish(np.where(cast(xs[0], np.dtype(bool)), cast(xs[1], dtype.numpy), cast(xs[2], dtype.numpy)), dtype, shape)
 
 
-def _astype(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def astype(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     with np.errstate(all="ignore"):
         return _finish(xs[0], dtype, shape)
 
 
-def _bitcast(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def bitcast(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return np.array(xs[0].view(dtype.numpy), order="C")
 
 
-def _bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
+def bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         return _finish(fn(cast(xs[0], dtype.numpy), cast(xs[1], dtype.numpy)), dtype, shape)
 
     return ref
 
 
-def _shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``x << y`` or ``x >> y`` with StableHLO's rule for an amount outside ``[0, bits)``: the
     result is 0, or -1 for an arithmetic right shift of a negative ``x`` (written out rather
     than left to NumPy's C shifts, whose out-of-range behaviour is the platform's)."""
@@ -177,11 +202,11 @@ def _shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return fn
 
 
-def _full(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def full(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return _finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
 
 
-def _arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     cdt = compute_dtype(dtype)
     i = np.arange(shape[0]).astype(cdt)
     with np.errstate(all="ignore"):
@@ -191,29 +216,29 @@ def _arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attr
     return _finish(y, dtype, shape)
 
 
-def _reshape(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def reshape(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return xs[0].reshape(shape)
 
 
-def _permute(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def permute(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return np.array(np.transpose(xs[0], attrs["perm"]), order="C")
 
 
-def _broadcast_to(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def broadcast_to(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return np.array(np.broadcast_to(xs[0], shape), order="C")
 
 
-def _slice(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def strided_slice(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     x = np.flip(xs[0], axis=tuple(attrs["reverse"])) if attrs["reverse"] else xs[0]
     index = tuple(slice(lo, hi, st) for lo, hi, st in zip(attrs["start"], attrs["limit"], attrs["stride"]))
     return np.array(x[index], order="C")
 
 
-def _concatenate(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def concatenate(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     return np.concatenate([cast(x, dtype.numpy) for x in xs], axis=attrs["axis"])
 
 
-def _matmul(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def matmul(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     cdt = compute_dtype(dtype)
     with np.errstate(all="ignore"):
         return _finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
@@ -263,7 +288,7 @@ def _keep(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.asarray(y).reshape(shape)
 
 
-def _sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def reduce_sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
     x = xs[0]
     axes = list(attrs["axes"])
     if dtype.is_float:
@@ -277,7 +302,7 @@ def _sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: 
     return _finish(_keep(total, shape), dtype, shape)
 
 
-def _minmax(largest: bool) -> Reference:
+def minmax(largest: bool) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         combine = select_max if largest else select_min
         pad = _extreme(xs[0].dtype, not largest)
@@ -286,60 +311,9 @@ def _minmax(largest: bool) -> Reference:
     return ref
 
 
-def _argextreme(fn: Callable[..., np.ndarray]) -> Reference:
+def argextreme(fn: Callable[..., np.ndarray]) -> Reference:
     def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
         # NumPy's argmax/argmin already take the first extreme and treat NaN as the extreme.
         return _finish(_keep(fn(xs[0], axis=attrs["axis"]), shape), dtype, shape)
 
     return ref
-
-
-REFERENCE: dict[str, Reference] = {
-    "add": _arith(np.add),
-    "sub": _arith(np.subtract),
-    "mul": _arith(np.multiply),
-    "div": _arith(np.divide),
-    "pow": _arith(_power),
-    "maximum": _arith(select_max),
-    "minimum": _arith(select_min),
-    "eq": _compare(np.equal),
-    "ne": _compare(np.not_equal),
-    "lt": _compare(np.less),
-    "le": _compare(np.less_equal),
-    "gt": _compare(np.greater),
-    "ge": _compare(np.greater_equal),
-    "where": _where,
-    "neg": _unary(np.negative),
-    "abs": _unary(np.abs),
-    "exp": _unary(np.exp),
-    "log": _unary(np.log),
-    "sqrt": _unary(np.sqrt),
-    "rsqrt": _unary(lambda x: np.array(1, x.dtype) / np.sqrt(x)),
-    "tanh": _unary(np.tanh),
-    "sin": _unary(np.sin),
-    "cos": _unary(np.cos),
-    "sigmoid": _unary(_sigmoid),
-    "erf": _unary(_erf),
-    "relu": _relu,
-    "gelu": _unary(_gelu),
-    "astype": _astype,
-    "bitcast": _bitcast,
-    "bitwise_and": _bitwise(np.bitwise_and),
-    "bitwise_or": _bitwise(np.bitwise_or),
-    "bitwise_xor": _bitwise(np.bitwise_xor),
-    "left_shift": _bitwise(_shift(left=True)),
-    "right_shift": _bitwise(_shift(left=False)),
-    "full": _full,
-    "arange": _arange,
-    "reshape": _reshape,
-    "permute": _permute,
-    "broadcast_to": _broadcast_to,
-    "slice": _slice,
-    "concatenate": _concatenate,
-    "matmul": _matmul,
-    "sum": _sum,
-    "amax": _minmax(True),
-    "amin": _minmax(False),
-    "argmax": _argextreme(np.argmax),
-    "argmin": _argextreme(np.argmin),
-}

@@ -8,7 +8,7 @@ import pytest
 import vkml
 from vkml.dtypes import ALL
 from vkml.frontend.devices import all_devices
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 
 def test_device_lookup_by_name_returns_the_singletons() -> None:

@@ -14,7 +14,7 @@ import pytest
 from numerics import assert_bit_exact, assert_within_ulp
 
 import vkml
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
 INTS = ["int32", "int64", "uint32"]
@@ -85,6 +85,8 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["neg"] = ("neg", lambda t: -t["a"])
         p["abs"] = ("abs", lambda t: abs(t["a"]))
         p["relu"] = ("relu", lambda t: t["a"].relu())
+        for name in ("floor", "ceil", "trunc", "round", "sign"):
+            p[name] = (name, (lambda n: lambda t: getattr(vkml, n)(t["a"]))(name))
         p["lt"] = ("lt", lambda t: t["a"] < t["b"])
         p["le"] = ("le", lambda t: t["a"] <= t["b"])
         p["gt"] = ("gt", lambda t: t["a"] > t["b"])

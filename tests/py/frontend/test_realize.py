@@ -16,7 +16,7 @@ from vkml.dtypes import DType
 from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 
 STEPS = ["toposort", "device", "support", "coverage", "bind", "invoke", "mark"]
 # cpu refusing points at the reference device; any other device refusing points at cpu

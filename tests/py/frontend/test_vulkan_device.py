@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 from vkml.runtime.vulkan import vulkan_device_reports
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")

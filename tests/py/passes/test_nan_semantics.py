@@ -27,7 +27,7 @@ from numerics import ulp_distance
 import vkml
 from vkml.dialect import emitters
 from vkml.frontend.devices import CPU_TARGET
-from vkml.ops.table import OPS
+from vkml.ops.registry import OPS
 from vkml.passes import verify_nan_semantics
 from vkml.compiler.compile import compile_module
 from vkml.passes.pipeline import run_passes
@@ -90,6 +90,12 @@ TABLE = [
     Row("relu", "relu", lambda t: t["x"].relu(), lambda t: F.threshold(t["x"], 0.0, 0.0)),
     Row("abs", "abs", lambda t: abs(t["x"]), lambda t: t["x"].abs()),
     Row("neg", "neg", lambda t: -t["x"], lambda t: -t["x"]),
+    Row("floor", "floor", lambda t: t["x"].floor(), lambda t: t["x"].floor()),
+    Row("ceil", "ceil", lambda t: t["x"].ceil(), lambda t: t["x"].ceil()),
+    Row("trunc", "trunc", lambda t: t["x"].trunc(), lambda t: t["x"].trunc()),
+    Row("round", "round", lambda t: t["x"].round(), lambda t: t["x"].round()),
+    # sign(NaN): vkml keeps the NaN, torch.sign gives 0 (divergence test); elsewhere the same
+    Row("sign", "sign", lambda t: t["x"].sign(), lambda t: torch.where(t["x"].isnan(), t["x"], t["x"].sign())),
     Row("exp", "exp", lambda t: t["x"].exp(), lambda t: t["x"].exp(), "ulp"),
     Row("log", "log", lambda t: t["x"].log(), lambda t: t["x"].log(), "ulp"),
     Row("sqrt", "sqrt", lambda t: t["x"].sqrt(), lambda t: t["x"].sqrt(), "ulp"),
@@ -260,6 +266,12 @@ def test_relu_of_negative_zero_is_positive_zero_unlike_torch_relu() -> None:
     got = vkml.tensor([-0.0]).relu().numpy()
     assert not np.signbit(got[0])
     assert torch.signbit(torch.relu(torch.tensor([-0.0])))[0]
+
+
+def test_sign_of_nan_is_nan_unlike_torch_sign() -> None:
+    """NumPy's and the Array API's rule: sign(NaN) is NaN; torch.sign gives 0."""
+    assert math.isnan(vkml.tensor([NAN]).sign().item())
+    assert torch.sign(torch.tensor([NAN])).item() == 0
 
 
 def test_gelu_keeps_the_tail_torch_float32_loses() -> None:

@@ -1,0 +1,248 @@
+"""Elementwise ops: arithmetic, comparisons, selection, casts, bitwise and transcendental.
+
+Where PyTorch's gradient is a choice rather than calculus (ties, kinks, NaN), vkml follows
+PyTorch 2.13: maximum/minimum split a tie evenly and pass ``g`` to both operands where
+either is NaN; relu passes ``g`` where the output is NaN and blocks it at 0; abs has
+gradient sign(x), 0 at 0 and at NaN. Comparisons and bitwise ops carry no gradient (their
+outputs are not floats).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from vkml.dialect import emitters as emit
+from vkml.dtypes import float64
+from vkml.graph.node import Node
+from vkml.ops import reference as ref
+from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
+
+# Transcendentals IREE cannot run in float64: SPIR-V's GLSL.std.450 instructions (Exp, Log,
+# Sin, ...) take 16/32-bit floats only, and IREE 3.13's llvm-cpu links no libm for float64
+# tanh, sin and cos ("undefined symbol: tanh"). The reference device runs them all.
+NO_F64_VULKAN = frozenset({("vulkan", float64)})
+NO_F64 = frozenset({("vulkan", float64), ("cpu", float64)})
+
+
+# -- gradients of binary arithmetic ------------------------------------------------------------
+def grad_add(node: Node, g: Handle, f: Algebra) -> Grads:
+    return to_source(g, node.src[0]), to_source(g, node.src[1])
+
+
+def grad_sub(node: Node, g: Handle, f: Algebra) -> Grads:
+    return to_source(g, node.src[0]), to_source(-g, node.src[1])
+
+
+def grad_mul(node: Node, g: Handle, f: Algebra) -> Grads:
+    a, b = f.tensor(node.src[0]), f.tensor(node.src[1])
+    return to_source(g * b, node.src[0]), to_source(g * a, node.src[1])
+
+
+def grad_div(node: Node, g: Handle, f: Algebra) -> Grads:
+    b = f.tensor(node.src[1])
+    # d(a/b)/db = -(a/b)/b, with a/b the output itself (PyTorch divides twice the same way)
+    return to_source(g / b, node.src[0]), to_source(-(g * (f.tensor(node) / b)), node.src[1])
+
+
+def grad_pow(node: Node, g: Handle, f: Algebra) -> Grads:
+    a, b, out = f.tensor(node.src[0]), f.tensor(node.src[1]), f.tensor(node)
+    # PyTorch: no gradient to the base where the exponent is 0, none to the exponent where
+    # the base is 0 and the exponent non-negative (0**b is flat there)
+    base = f.where(b == 0, 0.0, g * (b * a ** (b - 1)))
+    flat = f.where(a == 0, f.where(b >= 0, 0.0, out * a.log()), out * a.log())
+    return to_source(base, node.src[0]), to_source(g * flat, node.src[1])
+
+
+def _extreme_pair(node: Node, g: Handle, f: Algebra, loses: Callable[[Handle, Handle], Handle]) -> Grads:
+    a, b = f.tensor(node.src[0]), f.tensor(node.src[1])
+    # a tie splits g evenly; NaN compares false everywhere, so both operands then get g
+    tie = f.where(a == b, g * 0.5, g)
+    ga = f.where(loses(a, b), 0.0, tie)
+    gb = f.where(loses(b, a), 0.0, tie)
+    return to_source(ga, node.src[0]), to_source(gb, node.src[1])
+
+
+def grad_maximum(node: Node, g: Handle, f: Algebra) -> Grads:
+    return _extreme_pair(node, g, f, lambda x, y: x < y)
+
+
+def grad_minimum(node: Node, g: Handle, f: Algebra) -> Grads:
+    return _extreme_pair(node, g, f, lambda x, y: x > y)
+
+
+def grad_where(node: Node, g: Handle, f: Algebra) -> Grads:
+    cond = f.tensor(node.src[0])
+    return (
+        None,
+        to_source(f.where(cond, g, 0.0), node.src[1]),
+        to_source(f.where(cond, 0.0, g), node.src[2]),
+    )
+
+
+# -- gradients of unary ops --------------------------------------------------------------------
+def grad_neg(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (-g,)
+
+
+def grad_abs(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    # sign(x) from comparisons: 0 at 0 and at NaN, as PyTorch's sgn. Selects, not casts of
+    # bools: IREE's cpu code folds (float)mask * y into a select, losing 0 * inf = NaN.
+    sign = f.where(x > 0, 1.0, f.where(x < 0, -1.0, 0.0))
+    return (g * sign.astype(g.dtype),)
+
+
+def grad_relu(node: Node, g: Handle, f: Algebra) -> Grads:
+    # PyTorch's threshold_backward on the output: blocked where out <= 0, so NaN passes g
+    return (f.where(f.tensor(node) <= 0, 0.0, g),)
+
+
+def grad_exp(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g * f.tensor(node),)
+
+
+def grad_log(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g / f.tensor(node.src[0]),)
+
+
+def grad_sqrt(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g / (f.tensor(node) * 2.0),)
+
+
+def grad_rsqrt(node: Node, g: Handle, f: Algebra) -> Grads:
+    out = f.tensor(node)
+    return (g * (out * out * out) * -0.5,)
+
+
+def grad_tanh(node: Node, g: Handle, f: Algebra) -> Grads:
+    out = f.tensor(node)
+    return (g * (1.0 - out * out),)
+
+
+def grad_sin(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g * f.tensor(node.src[0]).cos(),)
+
+
+def grad_cos(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (-(g * f.tensor(node.src[0]).sin()),)
+
+
+def grad_sigmoid(node: Node, g: Handle, f: Algebra) -> Grads:
+    out = f.tensor(node)
+    return (g * ((1.0 - out) * out),)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def grad_erf(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g * ((-(x * x)).exp() * _TWO_OVER_SQRT_PI),)
+
+
+def grad_gelu(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    # exact GELU: d/dx x*Phi(x) = Phi(x) + x*phi(x)
+    cdf = (f.unary("erf", x * _INV_SQRT_2) + 1.0) * 0.5
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+def grad_zero(node: Node, g: Handle, f: Algebra) -> Grads:
+    # a step function: zero almost everywhere, and PyTorch's 0 at the steps as well
+    return (f.full(g.shape, 0, g.dtype, g.device),)
+
+
+def grad_astype(node: Node, g: Handle, f: Algebra) -> Grads:
+    # only float -> float casts are on a gradient path (integers carry no gradient)
+    return (g.astype(node.src[0].dtype),)
+
+
+ELEMENTWISE: dict[str, OpDef] = table(
+    # arithmetic: IEEE-exact operations, identical everywhere
+    OpDef("add", "binary", emit.arith("add"), ref.arith(np.add), True, inputs="number", gradient=grad_add),
+    OpDef("sub", "binary", emit.arith("subtract"), ref.arith(np.subtract), True, inputs="number", gradient=grad_sub),
+    OpDef("mul", "binary", emit.arith("multiply"), ref.arith(np.multiply), True, inputs="number", gradient=grad_mul),
+    OpDef("div", "binary", emit.arith("divide"), ref.arith(np.divide), True, inputs="number", gradient=grad_div),
+    OpDef("maximum", "binary", emit.select_binary(emit.select_max), ref.arith(ref.select_max), True,
+          inputs="number", gradient=grad_maximum),
+    OpDef("minimum", "binary", emit.select_binary(emit.select_min), ref.arith(ref.select_min), True,
+          inputs="number", gradient=grad_minimum),
+    OpDef("pow", "binary", emit.arith("power"), ref.arith(ref.power), False, ulp=4, inputs="number",
+          gradient=grad_pow, refuses=NO_F64_VULKAN),
+    # comparisons: bool results, no gradient
+    OpDef("eq", "compare", emit.compare("EQ"), ref.compare(np.equal), True),
+    OpDef("ne", "compare", emit.compare("NE"), ref.compare(np.not_equal), True),
+    OpDef("lt", "compare", emit.compare("LT"), ref.compare(np.less), True),
+    OpDef("le", "compare", emit.compare("LE"), ref.compare(np.less_equal), True),
+    OpDef("gt", "compare", emit.compare("GT"), ref.compare(np.greater), True),
+    OpDef("ge", "compare", emit.compare("GE"), ref.compare(np.greater_equal), True),
+    OpDef("where", "where", emit.emit_where, ref.where, True, gradient=grad_where),
+    # exact unary ops and casts
+    OpDef("neg", "unary", emit.unary("negate"), ref.unary(np.negative), True, inputs="number", gradient=grad_neg,
+          public="negative", doc="Elementwise negation."),
+    OpDef("abs", "unary", emit.unary("abs"), ref.unary(np.abs), True, inputs="number", gradient=grad_abs,
+          public="abs", doc="Elementwise absolute value."),
+    OpDef("relu", "unary", emit.emit_relu, ref.relu, True, inputs="number", gradient=grad_relu,
+          public="relu", doc="max(x, 0); NaN stays NaN (PyTorch semantics)."),
+    # rounding and sign: exact; an integer is its own floor (the Array API's rule: NumPy would
+    # return float64); no gradient flows through a step
+    OpDef("floor", "unary", emit.rounding("floor"), ref.integral(np.floor), True, inputs="number",
+          gradient=grad_zero, public="floor", doc="Elementwise largest integer <= x (integers unchanged)."),
+    OpDef("ceil", "unary", emit.rounding("ceil"), ref.integral(np.ceil), True, inputs="number",
+          gradient=grad_zero, public="ceil", doc="Elementwise smallest integer >= x (integers unchanged)."),
+    OpDef("trunc", "unary", emit.emit_trunc, ref.integral(np.trunc), True, inputs="number",
+          gradient=grad_zero, public="trunc", doc="Elementwise x rounded toward zero (integers unchanged)."),
+    OpDef("round", "unary", emit.rounding("round_nearest_even"), ref.integral(np.rint), True,
+          inputs="number", gradient=grad_zero, public="round",
+          doc="Elementwise x rounded to the nearest integer, ties to even (integers unchanged)."),
+    OpDef("sign", "unary", emit.emit_sign, ref.sign, True, inputs="number", gradient=grad_zero,
+          public="sign", doc="Elementwise 1 above zero, -1 below, 0 at zero, NaN for NaN."),
+    OpDef("astype", "cast", emit.emit_astype, ref.astype, True, gradient=grad_astype),
+    OpDef("bitcast", "cast", emit.emit_bitcast, ref.bitcast, True),
+    # bitwise, integers only: the random-number generator (vkml.frontend.random) is built from
+    # these, add and bitcast, so its bits are the same on every device
+    OpDef("bitwise_and", "binary", emit.bitwise("and"), ref.bitwise(np.bitwise_and), True, inputs="integer"),
+    OpDef("bitwise_or", "binary", emit.bitwise("or"), ref.bitwise(np.bitwise_or), True, inputs="integer"),
+    OpDef("bitwise_xor", "binary", emit.bitwise("xor"), ref.bitwise(np.bitwise_xor), True, inputs="integer"),
+    OpDef("left_shift", "binary", emit.bitwise("shift_left"), ref.bitwise(ref.shift(left=True)), True,
+          inputs="integer"),
+    OpDef("right_shift", "binary", emit.emit_right_shift, ref.bitwise(ref.shift(left=False)), True,
+          inputs="integer"),
+    # transcendental: each device's own approximation, bounded against the reference
+    OpDef("exp", "unary", emit.unary("exponential"), ref.unary(np.exp), False, ulp=4, inputs="float",
+          gradient=grad_exp, refuses=NO_F64_VULKAN,
+          public="exp", doc="Elementwise e**x."),
+    OpDef("log", "unary", emit.unary("log"), ref.unary(np.log), False, ulp=4, inputs="float",
+          gradient=grad_log, refuses=NO_F64_VULKAN,
+          public="log", doc="Elementwise natural logarithm."),
+    OpDef("sqrt", "unary", emit.unary("sqrt"), ref.unary(np.sqrt), False, ulp=2, inputs="float",
+          gradient=grad_sqrt,
+          public="sqrt", doc="Elementwise square root."),
+    OpDef("rsqrt", "unary", emit.unary("rsqrt"), ref.unary(ref.rsqrt), False, ulp=4, inputs="float",
+          gradient=grad_rsqrt,
+          public="rsqrt", doc="Elementwise 1 / sqrt(x)."),
+    OpDef("tanh", "unary", emit.unary("tanh"), ref.unary(np.tanh), False, ulp=8, inputs="float",
+          gradient=grad_tanh, refuses=NO_F64,
+          public="tanh", doc="Elementwise hyperbolic tangent."),
+    OpDef("sin", "unary", emit.unary("sine"), ref.unary(np.sin), False, ulp=16, inputs="float",
+          gradient=grad_sin, refuses=NO_F64,
+          public="sin", doc="Elementwise sine."),
+    OpDef("cos", "unary", emit.unary("cosine"), ref.unary(np.cos), False, ulp=16, inputs="float",
+          gradient=grad_cos, refuses=NO_F64,
+          public="cos", doc="Elementwise cosine."),
+    OpDef("sigmoid", "unary", emit.unary("logistic"), ref.unary(ref.sigmoid), False, ulp=8,
+          inputs="float", gradient=grad_sigmoid, refuses=NO_F64_VULKAN,
+          public="sigmoid", doc="Elementwise 1 / (1 + exp(-x))."),
+    OpDef("erf", "unary", emit.unary("erf", chlo=True), ref.unary(ref.erf), False, ulp=8,
+          inputs="float", gradient=grad_erf, refuses=NO_F64_VULKAN,
+          public="erf", doc="Elementwise error function."),
+    OpDef("gelu", "unary", emit.emit_gelu, ref.unary(ref.gelu), False, ulp=16, inputs="float",
+          gradient=grad_gelu, refuses=NO_F64_VULKAN,
+          public="gelu", doc="Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2)))."),
+)  # fmt: skip

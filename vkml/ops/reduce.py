@@ -1,0 +1,48 @@
+"""Reductions. Sums and amax/amin are pairwise trees (select-based max/min), so every
+reduction has one published order and is bit-exact; argmax/argmin take the first index of
+that extreme.
+
+amax/amin share ``g`` evenly among tied extremes, and a NaN anywhere in a reduced slice makes
+that slice's gradient NaN (PyTorch 2.13). argmax/argmin have no gradient (integer outputs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vkml.dialect import emitters as emit
+from vkml.graph.node import Node
+from vkml.ops import reference as ref
+from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
+
+
+def _keepdims(t: Handle, node: Node) -> Handle:
+    """A reduction's output (or its gradient) with the reduced axes back as length 1."""
+    axes = node.attr("axes")
+    shape = tuple(1 if i in axes else s for i, s in enumerate(node.src[0].shape))
+    return t.reshape(shape)
+
+
+def grad_sum(node: Node, g: Handle, f: Algebra) -> Grads:
+    divisor = node.attr("divisor")
+    if divisor is not None:  # mean is a sum with a divisor
+        g = g / float(divisor)
+    return (_keepdims(g, node).broadcast_to(node.src[0].shape),)
+
+
+def grad_extreme(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    # PyTorch's amax/amin rule: g shared evenly among the elements equal to the extreme; a
+    # NaN slice matches nothing, so its gradient is g / 0 * 0 = NaN
+    mask = f.where(x == _keepdims(f.tensor(node), node), 1.0, 0.0).astype(g.dtype)
+    count = mask.sum(node.attr("axes"), keepdims=True)
+    return (mask * (_keepdims(g, node) / count),)
+
+
+REDUCE: dict[str, OpDef] = table(
+    OpDef("sum", "reduction", emit.emit_sum, ref.reduce_sum, True, gradient=grad_sum),
+    OpDef("amax", "reduction", emit.minmax(True), ref.minmax(True), True, gradient=grad_extreme),
+    OpDef("amin", "reduction", emit.minmax(False), ref.minmax(False), True, gradient=grad_extreme),
+    OpDef("argmax", "reduction", emit.argextreme(True), ref.argextreme(np.argmax), True),
+    OpDef("argmin", "reduction", emit.argextreme(False), ref.argextreme(np.argmin), True),
+)

@@ -1,0 +1,137 @@
+"""What an op is: ``OpDef``, one per primitive op, declaring everything about it in one place.
+
+An op's definition names its kind (which shape and dtype rule ``vkml.frontend.ops`` applies),
+which inputs it takes, its MLIR emitter (``vkml.dialect.emitters``), its NumPy implementation
+for the reference device (``vkml.ops.reference``), its gradient rule, the devices and dtypes
+that refuse it, and its cross-device numerical contract: bit-exact against the reference
+device, or within ``ulp`` units in the last place. The definitions live by family
+(``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``); ``registry.OPS``
+is every one of them, and every other table (device support, the docs' contract table, the
+public functions) is derived from it.
+
+Gradient rules are written against ``Algebra``, the tensor operations the frontend provides,
+so this layer never imports the ``Tensor`` class: a rule takes the op's node, the gradient
+``g`` of the loss with respect to the node's value (a frontend tensor) and the algebra, and
+returns one gradient per source (``None`` where none flows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from vkml.dialect.emitters import Emitter
+from vkml.dtypes import DType
+from vkml.graph.node import Node
+from vkml.ops.reference import Reference
+
+# A frontend tensor. Rules use its public methods and operators only (``g * x``,
+# ``x.sum(axes, keepdims=True)``, ``x.reshape(shape)``, ...), never a private field.
+Handle = Any
+Grads = Sequence[Handle | None]
+
+
+class Algebra(Protocol):
+    """The tensor operations a gradient rule needs beyond a tensor's own methods."""
+
+    def tensor(self, node: Node) -> Handle:
+        """The frontend tensor of ``node`` (one of the op's sources or its output)."""
+        ...
+
+    def where(self, cond: Handle, a: Handle | float, b: Handle | float) -> Handle: ...
+
+    def concatenate(self, parts: Sequence[Handle], axis: int) -> Handle: ...
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: DType, device: Any) -> Handle: ...
+
+    def unary(self, op: str, x: Handle) -> Handle:
+        """The elementwise op named ``op`` of ``x``."""
+        ...
+
+
+Rule = Callable[[Node, Handle, Algebra], Grads]
+
+# Each kind names the shape and dtype rule ``vkml.frontend.ops`` applies to the op's operands.
+KINDS = {
+    "unary": "one operand; its shape; its dtype (float32 for an integer where inputs is 'float')",
+    "binary": "two operands broadcast together; the promoted dtype",
+    "compare": "two operands broadcast together; bool",
+    "where": "a bool condition and two operands broadcast together; the promoted dtype",
+    "cast": "one operand; its shape; the dtype asked for",
+    "view": "one operand; the shape the view asks for; its dtype",
+    "structural": "several operands joined along one axis; the promoted dtype",
+    "creation": "no operands; the shape and dtype asked for",
+    "contraction": "two operands contracted over one axis (with batch axes); the promoted dtype",
+    "reduction": "one operand reduced over an axis set; its dtype, or int64 for an index",
+}
+
+# The kinds of input an op accepts: any dtype, numbers (no bool), floats only (integers are
+# converted to float32), or integers only.
+INPUTS = ("any", "number", "float", "integer")
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """One primitive op. ``refuses`` lists ``(device kind, dtype)`` pairs the op cannot run
+    for on every device of that kind (IREE's llvm-cpu links no float64 ``tanh``, say);
+    what a particular device lacks (a Vulkan device without float64) the device decides."""
+
+    name: str
+    kind: str
+    emit: Emitter
+    reference: Reference
+    bit_exact: bool
+    ulp: int = 0
+    # a bound that is not a count of ULPs, and where it is stated (matmul: "relative (ADR 0005)")
+    bound: str = ""
+    inputs: str = "any"
+    gradient: Rule | None = None
+    refuses: frozenset[tuple[str, DType]] = frozenset()
+    # For a unary elementwise op users call by name: the name of its ``vkml`` function and
+    # ``Tensor`` method, and their one-line docstring (generated into
+    # ``vkml/frontend/unary_methods.py`` and ``unary_functions.py`` by scripts/generate_ops.py).
+    public: str | None = None
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"op {self.name!r}: kind {self.kind!r} is not one of {sorted(KINDS)}")
+        if self.inputs not in INPUTS:
+            raise ValueError(f"op {self.name!r}: inputs {self.inputs!r} is not one of {INPUTS}")
+        if self.bit_exact and (self.ulp or self.bound):
+            raise ValueError(f"op {self.name!r}: a bit-exact op has no bound")
+        if not self.bit_exact and (self.ulp > 0) == bool(self.bound):
+            raise ValueError(f"op {self.name!r}: an op that is not bit-exact needs one bound")
+        if (self.public is None) != (not self.doc):
+            raise ValueError(f"op {self.name!r}: a public op needs a doc, and only a public op has one")
+
+    def runs_on(self, device_kind: str, dtype: DType) -> bool:
+        """Whether a device of ``device_kind`` can run this op producing ``dtype``, as far
+        as the op is concerned."""
+        return (device_kind, dtype) not in self.refuses
+
+
+def table(*defs: OpDef) -> dict[str, OpDef]:
+    """A family's ops by name; a name defined twice is an error."""
+    out: dict[str, OpDef] = {}
+    for d in defs:
+        if d.name in out:
+            raise ValueError(f"op {d.name!r} is defined twice")
+        out[d.name] = d
+    return out
+
+
+def to_source(g: Handle, src: Node) -> Handle:
+    """``g`` summed over the axes along which ``src`` was broadcast, cast to ``src``'s dtype:
+    the gradient of a broadcasting op's operand has the operand's exact shape and dtype."""
+    shape = src.shape
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(axes, keepdims=True).reshape(shape)
+    elif g.shape != shape:
+        g = g.reshape(shape)
+    return g.astype(src.dtype)
