@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering bench test-exhaustive mutation vulkan-drivers clean
+.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation vulkan-drivers clean
 
 setup: $(STAMP)
 
@@ -19,6 +19,22 @@ demo: setup
 
 layering: setup
 	$(PY) scripts/check_layering.py
+
+# ruff (lint and format), mypy, module and function sizes, and the files generated from the
+# op definitions
+lint: setup
+	$(VENV)/bin/ruff check vkml tests scripts benchmarks
+	$(VENV)/bin/ruff format --check vkml tests scripts benchmarks
+	$(VENV)/bin/mypy vkml scripts
+	$(PY) scripts/check_size.py
+	$(PY) scripts/generate_ops.py
+
+# rewrite what lint checks: formatting, fixable lint, generated files, the layering diagram
+format: setup
+	$(VENV)/bin/ruff format vkml tests scripts benchmarks
+	$(VENV)/bin/ruff check --fix vkml tests scripts benchmarks
+	$(PY) scripts/generate_ops.py --write
+	$(PY) scripts/check_layering.py --write
 
 # Mesa's lavapipe (Vulkan on the CPU) for the Vulkan tests: installed when absent and we may
 # (root with apt-get); otherwise those tests skip and say how to enable them.
@@ -38,7 +54,7 @@ test-lit: setup
 test-exhaustive: setup
 	$(PY) -m pytest tests/py -m exhaustive -s
 
-test: layering test-py test-lit
+test: layering lint test-py test-lit
 
 bench: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'

@@ -124,7 +124,7 @@ class RawIreeModule:
             from iree import compiler
         except Exception as exc:
             raise PeerMissing(f"iree not importable: {exc}") from exc
-        from vkml.frontend.devices import CPU_TARGET
+        from vkml.compiler.target import CPU_TARGET
 
         self._rt = rt
         self.flags = list(CPU_TARGET.flags)

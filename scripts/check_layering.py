@@ -3,7 +3,8 @@
 
 A module under vkml/ may import vkml modules only from its own layer or from layers
 below it; some third-party packages may be imported only from particular paths. Both
-rules are declared as data below. Imports are found with `ast`, anywhere in a file:
+rules are declared as data below. Within a layer, imports between modules must not form a
+cycle (a package's ``__init__`` re-exporting its own modules is not an edge back to it). Imports are found with `ast`, anywhere in a file:
 `import x`, `from x import y` (absolute, relative, star), and
 `importlib.import_module("...")` / `__import__("...")` with a string literal.
 
@@ -31,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("passes", ["vkml/passes/"]),
     ("ops", ["vkml/ops/"]),
     ("compiler", ["vkml/compiler/"]),
+    ("devices", ["vkml/devices/"]),
     ("frontend", ["vkml/frontend/"]),
     ("nn", ["vkml/nn/"]),
     ("api", ["vkml/__init__.py"]),
@@ -65,6 +67,8 @@ class Scan:
     modules: dict[str, int | None] = field(default_factory=dict)
     edges: Counter[tuple[int, int]] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    # module file -> the module files it imports, with the line of the first import
+    imports: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def layer_of(rel: str) -> int | None:
@@ -163,8 +167,10 @@ def check_file(root: Path, rel: str, scan: Scan) -> None:
     layer = layer_of(rel)
     scan.modules[rel] = layer
     if layer is None:
-        scan.problems.append(f"{rel}:1: unassigned module: {rel} matches no layer in LAYERS "
-                             "(add it to scripts/check_layering.py)")
+        scan.problems.append(
+            f"{rel}:1: unassigned module: {rel} matches no layer in LAYERS "
+            "(add it to scripts/check_layering.py)"
+        )
     try:
         tree = ast.parse((root / rel).read_text(encoding="utf-8"), filename=rel)
     except (SyntaxError, UnicodeDecodeError) as exc:
@@ -177,11 +183,15 @@ def check_file(root: Path, rel: str, scan: Scan) -> None:
             hit = next((n for n in names if matches(n, prefix)), None)
             if hit and not any(rel.startswith(a) for a in allowed):
                 scan.problems.append(
-                    f"{rel}:{imp.line}: {rel} imports {hit}: only {' or '.join(allowed)} may")
+                    f"{rel}:{imp.line}: {rel} imports {hit}: only {' or '.join(allowed)} may"
+                )
         for target in vkml_targets(root, imp):
             if (imp.line, target) in seen:
                 continue
             seen.add((imp.line, target))
+            found = module_file(root, target)
+            if found and found.endswith(".py") and found != rel and not _reexport(rel, found):
+                scan.imports.setdefault(rel, {}).setdefault(found, imp.line)
             to = resolve_layer(root, target)
             if layer is None or to is None or to == layer:
                 continue
@@ -189,7 +199,60 @@ def check_file(root: Path, rel: str, scan: Scan) -> None:
             if to > layer:
                 scan.problems.append(
                     f"{rel}:{imp.line}: upward import: {LAYERS[layer][0]} module {rel} "
-                    f"imports {target} (layer {LAYERS[to][0]})")
+                    f"imports {target} (layer {LAYERS[to][0]})"
+                )
+
+
+def _reexport(rel: str, target: str) -> bool:
+    """A module importing its package's ``__init__`` (``from vkml.nn import x``) loads the
+    package, whose ``__init__`` imports the module: that is how packages work, not a cycle
+    the module wrote, so this edge is left out."""
+    return target.endswith("/__init__.py") and rel.startswith(target[: -len("__init__.py")])
+
+
+def cycles(imports: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The import cycles (strongly connected sets of more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(start: str) -> None:  # Tarjan's algorithm, with an explicit stack
+        work = [(start, iter(sorted(imports.get(start, {}))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(imports.get(child, {})))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return sorted(found)
 
 
 def scan_tree(root: Path) -> Scan:
@@ -198,6 +261,17 @@ def scan_tree(root: Path) -> Scan:
     files = sorted(p.relative_to(root).as_posix() for p in (root / PACKAGE).rglob("*.py"))
     for rel in files:
         check_file(root, rel, scan)
+    for component in cycles(scan.imports):
+        members = set(component)
+        where = ", ".join(
+            f"{m}:{line} imports {t}"
+            for m in component
+            for t, line in sorted(scan.imports.get(m, {}).items())
+            if t in members
+        )
+        scan.problems.append(
+            f"{component[0]}:1: import cycle among {len(component)} modules: {where}"
+        )
     return scan
 
 
@@ -205,24 +279,31 @@ def render(scan: Scan) -> str:
     """The Markdown architecture document (layer table + Mermaid diagram) for `scan`."""
     counts = Counter(scan.modules.values())
     top_down = list(reversed(range(len(LAYERS))))
-    rules = "; ".join(f"`{m}` may be imported only under {', '.join(f'`{p}`' for p in ps)}"
-                      for m, ps in sorted(THIRD_PARTY.items()))
+    rules = "; ".join(
+        f"`{m}` may be imported only under {', '.join(f'`{p}`' for p in ps)}"
+        for m, ps in sorted(THIRD_PARTY.items())
+    )
     out = [
         "# vkml architecture",
         "",
-        "This file is generated by `scripts/check_layering.py` from the same import scan that "
-        "enforces the layering; do not edit it by hand, run "
-        "`python scripts/check_layering.py --write` to regenerate it. A module may import "
-        "only from its own layer or from the layers below it. Arrows point from the importing "
-        "layer to the imported one and are labelled with the number of imports; layers with "
-        f"no modules yet are dashed. Third-party rules: {rules}.",
+        (
+            "This file is generated by `scripts/check_layering.py` from the same import scan that "
+            "enforces the layering; do not edit it by hand, run "
+            "`python scripts/check_layering.py --write` to regenerate it. A module may import "
+            "only from its own layer or from the layers below it. Arrows point from the importing "
+            "layer to the imported one and are labelled with the number of imports; layers with "
+            f"no modules yet are dashed. Third-party rules: {rules}."
+        ),
         "",
         "| # | Layer | Paths | Modules | Imports from |",
         "|---|---|---|---|---|",
     ]
     for i in top_down:
-        deps = ", ".join(f"{LAYERS[to][0]} ({n})" for (fr, to), n in
-                         sorted(scan.edges.items(), key=lambda e: -e[0][1]) if fr == i)
+        deps = ", ".join(
+            f"{LAYERS[to][0]} ({n})"
+            for (fr, to), n in sorted(scan.edges.items(), key=lambda e: -e[0][1])
+            if fr == i
+        )
         paths = ", ".join(f"`{p}`" for p in LAYERS[i][1])
         out.append(f"| L{i} | {LAYERS[i][0]} | {paths} | {counts[i]} | {deps or '-'} |")
     out += ["", "```mermaid", "flowchart TD"]
@@ -245,8 +326,12 @@ def render(scan: Scan) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the check (and optionally write the diagram); return the exit status."""
     parser = argparse.ArgumentParser(description="Check vkml import layering.")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
-                        help="repository root (default: the parent of scripts/)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parents[1],
+        help="repository root (default: the parent of scripts/)",
+    )
     parser.add_argument("--write", action="store_true", help=f"regenerate {DOC}, then check")
     args = parser.parse_args(argv)
     root: Path = args.root.resolve()
@@ -263,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(STALE)
     for problem in problems:
         print(problem, file=sys.stderr)
-    print(f"layering: {len(scan.modules)} modules, {len(LAYERS)} layers, "
-          f"{len(scan.problems)} violations")
+    print(
+        f"layering: {len(scan.modules)} modules, {len(LAYERS)} layers, "
+        f"{len(scan.problems)} violations"
+    )
     return 1 if problems else 0
 
 

@@ -72,7 +72,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pairwise: drop the init value",
         "vkml/dialect/pairwise.py",
-        "return b.binary(\"add\", total, b.broadcast(init, kept_shape))",
+        'return b.binary("add", total, b.broadcast(init, kept_shape))',
         "return total",
         (PAIRWISE, "tests/py/frontend/test_bad_input.py"),
         lit=True,
@@ -150,7 +150,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "argmax: last index of the maximum instead of the first",
         "vkml/dialect/emitters.py",
         'first = b.reduce(candidates, (axis,), "minimum", b.constant(x.shape[axis], int64))',
-        'first = b.reduce(b.select(hit, index, b.broadcast(b.constant(-1, int64), x.shape)), '
+        "first = b.reduce(b.select(hit, index, b.broadcast(b.constant(-1, int64), x.shape)), "
         '(axis,), "maximum", b.constant(-1, int64))',
         (OPS,),
     ),
@@ -222,7 +222,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "soft-f16: NaN payload may become zero (NaN turns into infinity)",
         "vkml/dialect/soft_narrow.py",
         'payload = b.binary("maximum", _and(b, kept, 0x3FF), _const(b, kept, 1))',
-        'payload = _and(b, kept, 0x3FF)',
+        "payload = _and(b, kept, 0x3FF)",
         (SOFT,),
     ),
     Mutant(
@@ -347,7 +347,9 @@ def run_mutant(m: Mutant, scratch: Path, env: dict[str, str], timeout: int) -> t
     start = time.perf_counter()
     commands = [[sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]]
     if m.lit:
-        commands.append([str(Path(sys.executable).parent / "lit"), "-q", str(work / "tests" / "lit")])
+        commands.append(
+            [str(Path(sys.executable).parent / "lit"), "-q", str(work / "tests" / "lit")]
+        )
     for cmd in commands:
         try:
             result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, timeout=timeout)

@@ -14,9 +14,9 @@ from importlib import metadata
 from pathlib import Path
 
 import vkml
-from vkml.frontend.coverage import coverage_report, format_coverage
-from vkml.frontend.devices import vulkan_reports
 from vkml.compiler.cache import default_cache, vkml_version
+from vkml.devices.coverage import coverage_report, format_coverage
+from vkml.devices.registry import vulkan_reports
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,8 +59,10 @@ def cache_clear(args: argparse.Namespace) -> int:
     cache = default_cache()
     freed = _count(cache.info()["bytes"])
     removed = cache.clear()
-    print(f"removed {removed} entries, freed {human_bytes(freed)} ({freed} bytes) "
-          f"from {cache.directory}")
+    print(
+        f"removed {removed} entries, freed {human_bytes(freed)} ({freed} bytes) "
+        f"from {cache.directory}"
+    )
     return EXIT_OK
 
 
@@ -68,8 +70,10 @@ def coverage(args: argparse.Namespace) -> int:
     """Print the coverage file at ``args.path`` as a Markdown table over every op."""
     path = Path(args.path)
     if not path.exists():
-        raise UsageError(f"coverage file {str(path)!r} does not exist (write one by running "
-                         f"with VKML_COVERAGE={path})")
+        raise UsageError(
+            f"coverage file {str(path)!r} does not exist (write one by running "
+            f"with VKML_COVERAGE={path})"
+        )
     print(format_coverage(coverage_report(path)))
     return EXIT_OK
 
@@ -95,25 +99,46 @@ def devices(args: argparse.Namespace) -> int:
     reports = vulkan_reports()
     best = vkml.best_device()
     rows = [
-        ("cpu", "IREE llvm-cpu (local-task; small graphs local-sync)", "cpu", "", "", "", "", "", ""),
+        (
+            "cpu",
+            "IREE llvm-cpu (local-task; small graphs local-sync)",
+            "cpu",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ),
         ("reference", "NumPy interpreter (the oracle)", "cpu", "", "", "", "", "", ""),
     ]
     for r in reports:
-        features = ",".join(n for n, ok in (("f16", r.shader_float16), ("f64", r.shader_float64),
-                                            ("i64", r.shader_int64)) if ok)
+        features = ",".join(
+            n
+            for n, ok in (
+                ("f16", r.shader_float16),
+                ("f64", r.shader_float64),
+                ("i64", r.shader_int64),
+            )
+            if ok
+        )
         rows.append((
             f"vulkan:{r.index}", r.name, r.device_type, f"{r.driver_name} {r.driver_version}",
             r.api_version, str(r.subgroup_size or ""), str(r.max_push_constants_size), features,
             f"{r.shader_loop_cap:,}" if r.shader_loop_cap else "none",
         ))  # fmt: skip
-    print("| device | name | type | driver | Vulkan | subgroup | push constants | features | loop cap |")
+    print(
+        "| device | name | type | driver | Vulkan | subgroup | push constants | features | loop cap |"
+    )
     print("|---|---|---|---|---|---:|---:|---|---:|")
     for row in rows:
         mark = " (best)" if row[0] == best.name else ""
         print("| " + " | ".join([row[0] + mark, *row[1:]]) + " |")
     if not reports:
-        print("\nno Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-              "(apt-get install libvulkan1 mesa-vulkan-drivers)")
+        print(
+            "\nno Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
+            "(apt-get install libvulkan1 mesa-vulkan-drivers)"
+        )
     return EXIT_OK
 
 
@@ -124,8 +149,10 @@ def demo(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if exc.name not in ("vkml.examples", "vkml.examples.digits"):
             raise  # the demo exists but something it needs is missing: show that
-        print("vkml demo: error: the demo is not installed (no module vkml.examples.digits)",
-              file=sys.stderr)
+        print(
+            "vkml demo: error: the demo is not installed (no module vkml.examples.digits)",
+            file=sys.stderr,
+        )
         return EXIT_FAILURE
     result = digits.main([])
     return result if isinstance(result, int) else EXIT_OK
@@ -145,8 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     _command(cache_commands, "info", "directory, entries and size of the cache", cache_info)
     _command(cache_commands, "clear", "delete every compiled module on disk", cache_clear)
 
-    cov = _command(commands, "coverage", "which ops realize() evaluated, per dtype@device",
-                   coverage)
+    cov = _command(
+        commands, "coverage", "which ops realize() evaluated, per dtype@device", coverage
+    )
     cov.add_argument("path", help="a file written with VKML_COVERAGE=PATH")
     _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
     _command(commands, "devices", "every device, Vulkan ones with what they report", devices)
@@ -160,8 +188,9 @@ def _command(
     help_text: str,
     run: Callable[[argparse.Namespace], int],
 ) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text,
-                                                          description=help_text)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=help_text
+    )
     parser.set_defaults(run=run)
     return parser
 

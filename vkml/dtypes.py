@@ -96,7 +96,7 @@ def to_dtype(value: object) -> DType:
             return found
     else:
         try:
-            found = _BY_NUMPY.get(np.dtype(value))  # type: ignore[arg-type]
+            found = _BY_NUMPY.get(np.dtype(value))  # type: ignore[call-overload]
         except TypeError:
             found = None
         if found is not None:

@@ -97,7 +97,7 @@ def main() -> int:
             continue
         for name, text in measure(device, dtype).items():
             table.setdefault(name, {})[dtype] = text
-    target = getattr(getattr(device, 'target', None), 'name', device.name)
+    target = getattr(getattr(device, "target", None), "name", device.name)
     print(f"Largest error against reference on {device} ({target})\n")
     print("| program | " + " | ".join(FLOATS) + " |")
     print("|---|" + "---|" * len(FLOATS))

@@ -45,7 +45,9 @@ def assert_bit_exact(got: np.ndarray, want: np.ndarray, what: str) -> None:
 
 
 def assert_within_ulp(got: np.ndarray, want: np.ndarray, ulp: int, what: str) -> None:
-    assert got.dtype == want.dtype and got.shape == want.shape, f"{what}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+    assert got.dtype == want.dtype and got.shape == want.shape, (
+        f"{what}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+    )
     nan_g = np.isnan(got.astype(np.float64))
     nan_w = np.isnan(want.astype(np.float64))
     assert np.array_equal(nan_g, nan_w), f"{what}: NaN positions differ\n{got}\n{want}"

@@ -40,7 +40,7 @@ def test_cache_info_on_empty_directory(cache_dir: Path, capsys: pytest.CaptureFi
     assert f"directory: {cache_dir}\n" in out
     assert "entries: 0\n" in out
     assert "size: 0 B (0 bytes)\n" in out
-    assert re.search(r"^memory: \d+/256 entries$", out, re.M), out
+    assert re.search(r"^memory: \d+/256 entries$", out, re.MULTILINE), out
 
 
 def test_cache_info_counts_entries_and_bytes(

@@ -16,4 +16,6 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if ">>>" in p.read_text(encoding="u
 def test_examples_in_the_docs_run(page: Path) -> None:
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     result = doctest.testfile(str(page), module_relative=False, optionflags=flags)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {page.name}"
+    assert result.failed == 0, (
+        f"{result.failed} of {result.attempted} examples failed in {page.name}"
+    )

@@ -80,7 +80,7 @@ class Abi:
         except json.JSONDecodeError as exc:
             raise ValueError(f"ABI manifest is not JSON: {exc}") from exc
         if not isinstance(data, dict):
-            raise ValueError(f"ABI manifest must be a JSON object, got {type(data).__name__}")
+            raise ValueError(f"ABI manifest must be a JSON object, got {type(data).__name__}")  # noqa: TRY004
         version = data.get("abi_version")
         if version != ABI_VERSION:
             raise ValueError(
@@ -102,7 +102,7 @@ class Abi:
 def _field(data: dict[str, Any], name: str, kind: type) -> Any:
     value = data.get(name)
     if not isinstance(value, kind):
-        raise ValueError(f"ABI manifest field {name!r} must be a {kind.__name__}, got {value!r}")
+        raise ValueError(f"ABI manifest field {name!r} must be a {kind.__name__}, got {value!r}")  # noqa: TRY004
     return value
 
 

@@ -76,8 +76,12 @@ def budgets(ir_text: str) -> list[Budget]:
                 trip = _trip_count(constants, *loop.group(2, 3, 4))
                 enclosing = [t for _, t in open_loops]
                 trips.append(trip)
+                known = [t for t in enclosing if t is not None]
                 if total is not None:
-                    total = None if trip is None or None in enclosing else total + trip * math.prod(enclosing)  # type: ignore[arg-type]
+                    if trip is None or len(known) < len(enclosing):
+                        total = None
+                    else:
+                        total += trip * math.prod(known)
                 open_loops.append((depth, trip))
             elif _UNBOUNDED.search(line):
                 trips.append(None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from vkml.compiler.abi import Abi, TensorSpec
 from vkml.dialect.builder import FunctionBuilder
@@ -19,7 +18,6 @@ from vkml.dialect.types import TensorType, Value
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
 from vkml.ops.registry import OPS
-
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
 # elementwise chain: 58 s as one region, 12 s cut every 500 ops). Every SEGMENT_NODES nodes

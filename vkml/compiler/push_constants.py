@@ -13,9 +13,9 @@ import re
 import tempfile
 from pathlib import Path
 
+from vkml.compiler.target import Target
 from vkml.dialect.ir import compile_str
 from vkml.passes.pipeline import run_passes
-from vkml.compiler.target import Target
 
 VULKAN_GUARANTEED_BYTES = 128
 _LAYOUT = re.compile(r"#hal\.pipeline\.layout<constants\s*=\s*(\d+)")

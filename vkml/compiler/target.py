@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from vkml.errors import DeviceError
-from vkml.runtime.vulkan import DRIVER_ID_MESA_LLVMPIPE, SHADER_LOOP_CAPS
+from vkml.runtime.vulkan import DRIVER_ID_MESA_LLVMPIPE, SHADER_LOOP_CAPS, VulkanDeviceReport
 
 
 @dataclass(frozen=True)
@@ -104,3 +105,46 @@ def parse_precompile_targets(spec: str) -> list[Target]:
         if target not in targets:
             targets.append(target)
     return targets
+
+
+CPU_TARGET = Target(
+    name="llvm-cpu-host",
+    backend="llvm-cpu",
+    driver="local-task",
+    flags=(
+        "--iree-llvmcpu-target-cpu=host",
+        # vkml has a real float64 on cpu; IREE would otherwise demote it to float32
+        "--iree-input-demote-f64-to-f32=false",
+        # measured: matmul 1024^3 from ~40 to ~100 GFLOP/s on the 2-core dev machine (ADR 0002)
+        "--iree-opt-data-tiling",
+        "--iree-llvmcpu-enable-ukernels=all",
+    ),
+)
+
+
+def vulkan_target_for(report: VulkanDeviceReport) -> str:
+    """The IREE Vulkan target for a physical device (``VKML_VULKAN_TARGET`` overrides).
+
+    A target that does not match the device can give wrong answers silently (IREE's
+    ``ampere`` target on lavapipe did), so the choice follows what the device reports.
+    """
+    explicit = os.environ.get("VKML_VULKAN_TARGET", "").strip()
+    if explicit:
+        if explicit not in VULKAN_TARGETS:
+            raise DeviceError(
+                f"VKML_VULKAN_TARGET={explicit!r} is not an IREE 3.13 Vulkan target; "
+                f"known: {', '.join(sorted(VULKAN_TARGETS))}"
+            )
+        return explicit
+    name = report.name.lower()
+    if report.device_type == "cpu" and "llvmpipe" in name:
+        return "llvmpipe"
+    if report.vendor_id == 0x10DE:  # NVIDIA: Ampere's feature set runs on Ampere and later
+        return "ampere"
+    if report.vendor_id == 0x1002:
+        return "rdna3" if "rx 7" in name else "rdna2"
+    if report.vendor_id == 0x13B5:
+        return "valhall"
+    if report.vendor_id == 0x5143:
+        return "adreno"
+    return "vp_android_baseline_2022"

@@ -99,7 +99,9 @@ class FunctionBuilder:
 
     def module_text(self) -> str:
         """The whole module: one public function taking the args and returning the results."""
-        params = ", ".join(f"{a.name}: {a.type}{self._arg_attrs.get(a.name, '')}" for a in self.args)
+        params = ", ".join(
+            f"{a.name}: {a.type}{self._arg_attrs.get(a.name, '')}" for a in self.args
+        )
         if self.uses_fence:
             params += f"{', ' if params else ''}{FENCE_ARG}: tensor<i32>"
         rtypes = ", ".join(str(r.type) for r in self.results)
@@ -112,7 +114,7 @@ class FunctionBuilder:
         )
 
     # -- small helpers every emitter uses -------------------------------------------------
-    def constant(self, value: float | int | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
+    def constant(self, value: float | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
         return self._splat(literal(value, dtype), TensorType(tuple(shape), dtype))
 
     def _splat(self, spelled: str, ttype: TensorType) -> Value:
@@ -266,11 +268,15 @@ class FunctionBuilder:
                     f"stablehlo.convert {scalar.name} : (tensor<i32>) -> tensor<{dtype.mlir}>",
                     TensorType((), dtype),
                 )
-            found = self.emit(
-                f"stablehlo.broadcast_in_dim {scalar.name}, dims = [] : "
-                f"({scalar.type}) -> {TensorType(shape, dtype)}",
-                TensorType(shape, dtype),
-            ) if shape else scalar
+            found = (
+                self.emit(
+                    f"stablehlo.broadcast_in_dim {scalar.name}, dims = [] : "
+                    f"({scalar.type}) -> {TensorType(shape, dtype)}",
+                    TensorType(shape, dtype),
+                )
+                if shape
+                else scalar
+            )
             self._fences[key] = found
         return found
 
@@ -329,7 +335,9 @@ class FunctionBuilder:
             # IREE 3.13 cannot legalize stablehlo.reverse on unsigned types: move the bits
             # as the signed type of the same width instead
             signed = self.bitcast(v, _SIGNED[v.dtype.bits])
-            flipped = self.emit(f"stablehlo.reverse {signed.name}, dims = [{d}] : {signed.type}", signed.type)
+            flipped = self.emit(
+                f"stablehlo.reverse {signed.name}, dims = [{d}] : {signed.type}", signed.type
+            )
             return self.bitcast(flipped, v.dtype)
         return self.emit(f"stablehlo.reverse {v.name}, dims = [{d}] : {v.type}", v.type)
 
@@ -339,9 +347,7 @@ class FunctionBuilder:
         out = values[0].type.with_shape(shape)
         names = ", ".join(v.name for v in values)
         types = ", ".join(str(v.type) for v in values)
-        return self.emit(
-            f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out
-        )
+        return self.emit(f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out)
 
     def pad(self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int]) -> Value:
         shape = tuple(s + lo + hi for s, lo, hi in zip(v.shape, low, high))
@@ -380,4 +386,3 @@ class FunctionBuilder:
             f"({a.type}, {b.type}) -> {out}",
             out,
         )
-

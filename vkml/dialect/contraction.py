@@ -16,7 +16,9 @@ from vkml.dialect.pairwise import add, pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 
 
-def chunked_dot(b: FunctionBuilder, x: Value, y: Value, batch: int, out: TensorType, chunk: int) -> Value:
+def chunked_dot(
+    b: FunctionBuilder, x: Value, y: Value, batch: int, out: TensorType, chunk: int
+) -> Value:
     """``dot_general`` of ``x`` (*batch, m, k) and ``y`` (*batch, k, n) with the contraction
     cut into chunks of at most ``chunk``; ``out`` is the (*batch, m, n) result type."""
     lead = list(x.shape[:batch])
@@ -31,7 +33,9 @@ def chunked_dot(b: FunctionBuilder, x: Value, y: Value, batch: int, out: TensorT
     xs = b.slice(x, [*zeros, 0, 0], [*lead, m, split], ones)
     ys = b.slice(y, [*zeros, 0, 0], [*lead, split, n], ones)
     # (*batch, m, q, chunk) -> (*batch, q, m, chunk): the chunks become a batch axis
-    xs = b.transpose(b.reshape(xs, (*lead, m, q, chunk)), [*range(batch), batch + 1, batch, batch + 2])
+    xs = b.transpose(
+        b.reshape(xs, (*lead, m, q, chunk)), [*range(batch), batch + 1, batch, batch + 2]
+    )
     ys = b.reshape(ys, (*lead, q, chunk, n))
     partial = b.dot_general(xs, ys, batch + 1, out.with_shape((*lead, q, m, n)))
     pad = -0.0 if out.dtype.is_float else 0

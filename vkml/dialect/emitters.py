@@ -35,7 +35,9 @@ def sum_accumulator(dtype: DType) -> DType:
 
 # -- elementwise ------------------------------------------------------------------------------
 def arith(name: str) -> Emitter:
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         cdt = compute_dtype(out.dtype)
         x, y = (b.prepare(v, out.shape, cdt) for v in xs)
         return b.convert(b.binary(name, x, y), out.dtype)
@@ -44,7 +46,9 @@ def arith(name: str) -> Emitter:
 
 
 def compare(direction: str) -> Emitter:
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         common = promote_types(xs[0].dtype, xs[1].dtype)
         x, y = (b.prepare(v, out.shape, common) for v in xs)
         return b.compare(direction, x, y)
@@ -53,7 +57,9 @@ def compare(direction: str) -> Emitter:
 
 
 def unary(name: str, chlo: bool = False) -> Emitter:
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
         if x.dtype.kind == "uint" and name in ("abs", "negate"):
             # StableHLO has no unsigned abs/negate: |x| is x, and -x wraps modulo 2**32
@@ -72,7 +78,9 @@ def rounding(name: str) -> Emitter:
     16-bit floats round in float32, exactly: the result is an integer the 16-bit type holds.
     """
 
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         if not out.dtype.is_float:
             return b.prepare(xs[0], out.shape, out.dtype)
         x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
@@ -81,7 +89,9 @@ def rounding(name: str) -> Emitter:
     return emit
 
 
-def emit_trunc(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_trunc(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """Toward zero: ``ceil`` where the sign bit is set, else ``floor`` (so -0.5 gives -0.0 and
     NaN stays NaN). The choice reads the sign bit as an integer, so no float compare decides it
     (a Vulkan driver may assume no NaN; ADR 0010)."""
@@ -94,7 +104,9 @@ def emit_trunc(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: 
     return b.convert(y, out.dtype)
 
 
-def emit_sign(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_sign(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """1 above zero, -1 below, 0 at either zero, NaN for NaN (the operand itself); by
     compares and selects, exact on every device (StableHLO's ``sign`` keeps -0.0 and has no
     unsigned form)."""
@@ -134,21 +146,27 @@ def select_min(b: FunctionBuilder, x: Value, y: Value) -> Value:
 
 
 def select_binary(combine: Callable[[FunctionBuilder, Value, Value], Value]) -> Emitter:
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
         return combine(b, x, y)
 
     return emit
 
 
-def emit_relu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_relu(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """``0 if x <= 0 else x``, PyTorch's threshold form: relu(NaN) is NaN, relu(-0.0) is +0.0."""
     x = b.prepare(xs[0], out.shape, out.dtype)
     zero = b.broadcast(b.constant(0, out.dtype), out.shape)
     return b.select(b.compare("LE", x, zero), zero, x)
 
 
-def emit_gelu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_gelu(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """Exact GELU as ``(x * 0.5) * erfc(x * -sqrt(1/2))``, in this order of operations.
 
     erfc rather than ``1 + erf``: for x below about -4, ``1 + erf`` cancels to 0 and the
@@ -166,30 +184,42 @@ def emit_gelu(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: M
     return b.convert(b.binary("multiply", half_x, erfc), out.dtype)
 
 
-def emit_where(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_where(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     cond = b.prepare(xs[0], out.shape, bool_)
-    return b.select(cond, b.prepare(xs[1], out.shape, out.dtype), b.prepare(xs[2], out.shape, out.dtype))
+    return b.select(
+        cond, b.prepare(xs[1], out.shape, out.dtype), b.prepare(xs[2], out.shape, out.dtype)
+    )
 
 
-def emit_astype(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_astype(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     return b.convert(xs[0], out.dtype)
 
 
-def emit_bitcast(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_bitcast(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """The same bits read as another dtype of the same width (``ndarray.view``)."""
     return b.bitcast(xs[0], out.dtype)
 
 
 # -- bitwise (integers only) ------------------------------------------------------------------
 def bitwise(name: str) -> Emitter:
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         x, y = (b.prepare(v, out.shape, out.dtype) for v in xs)
         return b.binary(name, x, y)
 
     return emit
 
 
-def emit_right_shift(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_right_shift(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """NumPy's ``>>``: logical for unsigned, arithmetic (sign-filling) for signed integers.
 
     StableHLO defines an amount outside ``[0, bits)`` to give 0 (logical) or the sign fill
@@ -200,11 +230,15 @@ def emit_right_shift(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, a
 
 
 # -- creation ---------------------------------------------------------------------------------
-def emit_full(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_full(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     return b.broadcast(b.constant(attrs["value"], out.dtype), out.shape)
 
 
-def emit_arange(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_arange(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """``start + i * step`` in the compute dtype; ``stop`` (linspace) pins the last element."""
     cdt = compute_dtype(out.dtype)
     i = b.iota(out.shape, 0, cdt)
@@ -212,29 +246,41 @@ def emit_arange(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs:
     y = b.binary("add", scaled, b.broadcast(b.constant(attrs["start"], cdt), out.shape))
     if attrs.get("stop") is not None and out.shape[0] > 1:
         last = b.broadcast(b.constant(out.shape[0] - 1, cdt), out.shape)
-        y = b.select(b.compare("EQ", i, last), b.broadcast(b.constant(attrs["stop"], cdt), out.shape), y)
+        y = b.select(
+            b.compare("EQ", i, last), b.broadcast(b.constant(attrs["stop"], cdt), out.shape), y
+        )
     return b.convert(y, out.dtype)
 
 
 # -- views ------------------------------------------------------------------------------------
-def emit_reshape(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_reshape(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     return b.reshape(xs[0], out.shape)
 
 
-def emit_permute(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_permute(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     return b.transpose(xs[0], attrs["perm"])
 
 
-def emit_broadcast_to(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_broadcast_to(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     return b.broadcast(xs[0], out.shape)
 
 
-def emit_slice(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_slice(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     x = b.reverse(xs[0], attrs["reverse"])
     return b.slice(x, attrs["start"], attrs["limit"], attrs["stride"])
 
 
-def emit_concatenate(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_concatenate(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     parts = [b.convert(x, out.dtype) for x in xs if 0 not in x.shape or len(xs) == 1]
     if not parts:
         return b.broadcast(b.constant(0, out.dtype), out.shape)
@@ -242,7 +288,9 @@ def emit_concatenate(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, a
 
 
 # -- contraction ------------------------------------------------------------------------------
-def emit_matmul(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_matmul(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     """Batched matmul on operands of rank >= 2; 16-bit floats accumulate in float32."""
     x, y = xs
     batch = out.shape[:-2]
@@ -257,7 +305,9 @@ def _keep(b: FunctionBuilder, v: Value, out: TensorType) -> Value:
     return b.reshape(v, out.shape)
 
 
-def emit_sum(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+def emit_sum(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
     acc = sum_accumulator(xs[0].dtype) if not out.dtype.is_float else compute_dtype(out.dtype)
     x = b.convert(xs[0], acc)
     # -0.0 is the exact additive identity; vkml-pairwise-reductions rewrites this reduce.
@@ -266,7 +316,9 @@ def emit_sum(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Ma
     init = b.constant(-0.0 if acc.is_float and not empty else 0, acc)
     total = b.reduce(x, attrs["axes"], "add", init)
     if attrs.get("divisor") is not None:  # mean
-        total = b.binary("divide", total, b.broadcast(b.constant(attrs["divisor"], acc), total.shape))
+        total = b.binary(
+            "divide", total, b.broadcast(b.constant(attrs["divisor"], acc), total.shape)
+        )
     return b.convert(_keep(b, total, out.with_dtype(acc)), out.dtype)
 
 
@@ -275,7 +327,11 @@ def _extreme(dtype: DType, largest: bool) -> float | int | bool:
         return largest
     if dtype.is_float:
         return math.inf if largest else -math.inf
-    info = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "uint32": (0, 2**32 - 1)}
+    info = {
+        "int32": (-(2**31), 2**31 - 1),
+        "int64": (-(2**63), 2**63 - 1),
+        "uint32": (0, 2**32 - 1),
+    }
     lo, hi = info[dtype.name]
     return hi if largest else lo
 
@@ -284,9 +340,13 @@ def minmax(largest: bool) -> Emitter:
     """amax/amin as a pairwise tree of ``select_max``/``select_min``: a fixed order, so the
     result (NaN and signed zeros included) is the same on every device."""
 
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         combine = select_max if largest else select_min
-        reduced = pairwise_reduce(b, xs[0], attrs["axes"], combine, _extreme(xs[0].dtype, not largest))
+        reduced = pairwise_reduce(
+            b, xs[0], attrs["axes"], combine, _extreme(xs[0].dtype, not largest)
+        )
         return _keep(b, reduced, out)
 
     return emit
@@ -295,7 +355,9 @@ def minmax(largest: bool) -> Emitter:
 def argextreme(largest: bool) -> Emitter:
     """Index of the first maximum (minimum) along one axis; NaN counts as the extreme."""
 
-    def emit(b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]) -> Value:
+    def emit(
+        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+    ) -> Value:
         x = xs[0]
         axis = attrs["axis"]
         if axis is None:
@@ -321,4 +383,6 @@ def _expand(b: FunctionBuilder, v: Value, shape: tuple[int, ...], axis: int) -> 
     """Broadcast a reduced value back along ``axis`` to ``shape``."""
     dims = ", ".join(str(i) for i in range(len(shape)) if i != axis)
     out = v.type.with_shape(shape)
-    return b.emit(f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out)
+    return b.emit(
+        f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
+    )

@@ -119,7 +119,9 @@ def _exact_quotient(b: FunctionBuilder, dividend: Value, divisor: Value, remaind
         b.binary("shift_left", dividend, b.binary("subtract", const_like(b, divisor, 24), t)),
         b.binary("shift_right_logical", remainder, t),
     )
-    inverse = b.binary("xor", b.binary("multiply", odd, const_like(b, odd, 3)), const_like(b, odd, 2))
+    inverse = b.binary(
+        "xor", b.binary("multiply", odd, const_like(b, odd, 3)), const_like(b, odd, 2)
+    )
     for _ in range(3):
         error = b.binary("subtract", const_like(b, odd, 2), b.binary("multiply", odd, inverse))
         inverse = b.binary("multiply", inverse, error)

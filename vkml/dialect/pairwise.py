@@ -15,7 +15,6 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
 from vkml.dtypes import integer_range
 
-
 # Halvings emitted per fused block: 2**4 = 16 slices read in one pass.
 FAN_IN_LEVELS = 4
 
@@ -28,7 +27,7 @@ Combine = Callable[[FunctionBuilder, Value, Value], Value]
 
 
 def pairwise_reduce(
-    b: FunctionBuilder, x: Value, dims: Sequence[int], combine: Combine, pad: float | int | bool
+    b: FunctionBuilder, x: Value, dims: Sequence[int], combine: Combine, pad: float | bool
 ) -> Value:
     """Reduce ``x`` over ``dims`` with ``combine`` in the pairwise order, padding with
     ``pad`` (an identity of ``combine``). Returns ``x``'s shape without ``dims``; a reduction
@@ -80,7 +79,9 @@ def pairwise_sum(b: FunctionBuilder, x: Value, dims: Sequence[int], init: Value)
     return b.binary("add", total, b.broadcast(init, kept_shape))
 
 
-def pairwise_extreme(b: FunctionBuilder, x: Value, dims: Sequence[int], op: str, init: Value) -> Value:
+def pairwise_extreme(
+    b: FunctionBuilder, x: Value, dims: Sequence[int], op: str, init: Value
+) -> Value:
     """``op`` (``"minimum"`` or ``"maximum"``) of the integers of ``x`` over ``dims`` and
     ``init``, as a pairwise tree. Exact in any order; the tree keeps every thread's work
     short where a native reduce loops over the whole axis in one thread."""

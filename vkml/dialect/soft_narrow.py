@@ -63,8 +63,10 @@ def narrow_f64(b: FunctionBuilder, x: Value, target: DType) -> Value:
     """
     if x.dtype is not float64:
         raise ValueError(f"narrow_f64 rounds f64, not {x.dtype}")
-    nearest = b.emit(f"stablehlo.convert {x.name} : ({x.type}) -> {x.type.with_dtype(float32)}",
-                     x.type.with_dtype(float32))
+    nearest = b.emit(
+        f"stablehlo.convert {x.name} : ({x.type}) -> {x.type.with_dtype(float32)}",
+        x.type.with_dtype(float32),
+    )
     back = b.emit(f"stablehlo.convert {nearest.name} : ({nearest.type}) -> {x.type}", x.type)
     bits = b.bitcast(nearest, uint32)
     # nearest-even rounded away from zero: step back to the neighbour toward zero
@@ -95,7 +97,9 @@ def _f16_finite(b: FunctionBuilder, a: Value, kept: Value) -> Value:
     # lanes 126 - exponent wraps to a huge unsigned value and is capped too
     significand = b.binary("or", and_mask(b, a, 0x7FFFFF), const_like(b, a, 0x800000))
     exponent = shr(b, a, 23)
-    shift = b.binary("minimum", b.binary("subtract", const_like(b, a, 126), exponent), const_like(b, a, 25))
+    shift = b.binary(
+        "minimum", b.binary("subtract", const_like(b, a, 126), exponent), const_like(b, a, 25)
+    )
     odd = and_mask(b, b.binary("shift_right_logical", significand, shift), 1)
     subnormal = _round_shift(b, significand, odd, shift)
     return b.select(b.compare("LT", a, const_like(b, a, _F16_MIN_NORMAL)), subnormal, normal)

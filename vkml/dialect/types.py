@@ -44,7 +44,7 @@ class Value:
         return self.type.dtype
 
 
-def literal(value: float | int | bool, dtype: DType) -> str:
+def literal(value: float | bool, dtype: DType) -> str:
     """The exact MLIR spelling of a scalar of ``dtype``: floats by their bit pattern."""
     if dtype.kind == "bool":
         return "true" if value else "false"
@@ -56,4 +56,4 @@ def literal(value: float | int | bool, dtype: DType) -> str:
 
 def float_bits_f32(value: float) -> str:
     """The hexadecimal spelling of ``value`` rounded to float32."""
-    return "0x%08X" % struct.unpack("<I", struct.pack("<f", value))[0]
+    return f"0x{struct.unpack('<I', struct.pack('<f', value))[0]:08X}"

@@ -1,6 +1,6 @@
 """The demo: a lazy graph that runs only when observed, on cpu, checked against reference.
 
-    python -m vkml.examples.demo        (or: make demo, vkml demo)
+python -m vkml.examples.demo        (or: make demo, vkml demo)
 """
 
 from __future__ import annotations
@@ -38,8 +38,10 @@ def main() -> int:
     first_ms = (time.perf_counter() - t0) * 1e3
     s = vkml.stats()
     how = "compiled" if s["compiles"] else "loaded from the disk cache"
-    print(f"observed with .numpy(): {first_ms:.1f} ms ({how}, "
-          f"compile {s['compile_seconds']:.2f} s, {s['invocations']:.0f} invocation)")
+    print(
+        f"observed with .numpy(): {first_ms:.1f} ms ({how}, "
+        f"compile {s['compile_seconds']:.2f} s, {s['invocations']:.0f} invocation)"
+    )
 
     # the same structure with new data: structural hash -> cache hit -> one invocation
     x2 = vkml.tensor(rng.normal(size=(64, 32)).astype(np.float32))
@@ -49,10 +51,14 @@ def main() -> int:
         build(x2, w).numpy()
         times.append(time.perf_counter() - t0)
     s = vkml.stats()
-    print(f"same graph, new data: {np.median(times) * 1e6:.0f} us per realize "
-          f"(memory cache hits: {s['cache_hits_memory']:.0f}, compiles: {s['compiles']:.0f})")
+    print(
+        f"same graph, new data: {np.median(times) * 1e6:.0f} us per realize "
+        f"(memory cache hits: {s['cache_hits_memory']:.0f}, compiles: {s['compiles']:.0f})"
+    )
 
-    ref = build(vkml.tensor(x_host, device=vkml.reference), vkml.tensor(w_host, device=vkml.reference))
+    ref = build(
+        vkml.tensor(x_host, device=vkml.reference), vkml.tensor(w_host, device=vkml.reference)
+    )
     want = ref.numpy()
     err = float(np.max(np.abs(got - want)))
     ok = err <= 1e-5

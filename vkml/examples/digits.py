@@ -30,7 +30,7 @@ from vkml import nn
 
 ACCURACY_TARGET = 0.95
 # one reference step against the device's: f32 matmuls may associate differently
-STEP_TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
+STEP_TOLERANCE: dict[str, Any] = {"rtol": 1e-4, "atol": 1e-5}
 
 
 @dataclass
@@ -59,8 +59,9 @@ def load_data(seed: int, test_fraction: float = 0.2) -> Digits:
 def make_model(seed: int, device: Any) -> nn.Sequential:
     """The MLP 64 -> 128 -> 10 with ReLU; its initial weights depend only on ``seed``."""
     keys = vkml.random.split(vkml.random.key(seed, device=device), 2)
-    return nn.Sequential(nn.Linear(64, 128, key=keys[0]), nn.ReLU(),
-                         nn.Linear(128, 10, key=keys[1]))
+    return nn.Sequential(
+        nn.Linear(64, 128, key=keys[0]), nn.ReLU(), nn.Linear(128, 10, key=keys[1])
+    )
 
 
 def make_optimizer(model: nn.Module, lr: float) -> nn.SGD:
@@ -119,8 +120,17 @@ class Run:
         return (self.steps - 1) / self.step_seconds if self.step_seconds else 0.0
 
 
-def train(data: Digits, device: Any, *, seed: int = 0, epochs: int = 30, batch_size: int = 128,
-          lr: float = 0.1, max_steps: int | None = None, progress: bool = False) -> Run:
+def train(
+    data: Digits,
+    device: Any,
+    *,
+    seed: int = 0,
+    epochs: int = 30,
+    batch_size: int = 128,
+    lr: float = 0.1,
+    max_steps: int | None = None,
+    progress: bool = False,
+) -> Run:
     """Train the MLP on ``device``; evaluate on the held-out split after every epoch."""
     compile_before = vkml.stats()["compile_seconds"]
     model = make_model(seed, device)
@@ -184,12 +194,15 @@ def check_against_reference(
     same_init = all(np.array_equal(initial[mine][k], initial[ref][k]) for k in initial[ref])
     worst = max(float(np.max(np.abs(states[mine][k] - states[ref][k]))) for k in states[ref])
     close = np.isclose(losses[mine], losses[ref], **STEP_TOLERANCE) and all(
-        np.allclose(states[mine][k], states[ref][k], **STEP_TOLERANCE) for k in states[ref])
-    line = (f"one step on {mine} vs reference: initial weights "
-            f"{'bit-identical' if same_init else 'DIFFER'}, loss {losses[mine]:.6f} vs "
-            f"{losses[ref]:.6f}, largest weight difference {worst:.2e} "
-            f"({'within' if close else 'OUTSIDE'} rtol={STEP_TOLERANCE['rtol']}, "
-            f"atol={STEP_TOLERANCE['atol']})")
+        np.allclose(states[mine][k], states[ref][k], **STEP_TOLERANCE) for k in states[ref]
+    )
+    line = (
+        f"one step on {mine} vs reference: initial weights "
+        f"{'bit-identical' if same_init else 'DIFFER'}, loss {losses[mine]:.6f} vs "
+        f"{losses[ref]:.6f}, largest weight difference {worst:.2e} "
+        f"({'within' if close else 'OUTSIDE'} rtol={STEP_TOLERANCE['rtol']}, "
+        f"atol={STEP_TOLERANCE['atol']})"
+    )
     return same_init and bool(close), line
 
 
@@ -224,15 +237,19 @@ def default_device() -> Any:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m vkml.examples.digits",
-        description="Train an MLP on the handwritten digits, one invocation per step.")
+        description="Train an MLP on the handwritten digits, one invocation per step.",
+    )
     parser.add_argument("--device", help="device name (default: vkml.best_device(), else cpu)")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default=os.path.join(tempfile.gettempdir(), "vkml-digits.png"),
-                        help="where to write the loss/accuracy curve (PNG)")
+    parser.add_argument(
+        "--plot",
+        default=os.path.join(tempfile.gettempdir(), "vkml-digits.png"),
+        help="where to write the loss/accuracy curve (PNG)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser.parse_args(argv)
 
@@ -241,8 +258,9 @@ def missing_packages() -> list[str]:
     """The packages of the ``examples`` extra that are not installed."""
     import importlib.util
 
-    return [name for name in ("sklearn", "tqdm", "matplotlib")
-            if importlib.util.find_spec(name) is None]
+    return [
+        name for name in ("sklearn", "tqdm", "matplotlib") if importlib.util.find_spec(name) is None
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -250,25 +268,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     missing = missing_packages()
     if missing:
-        print(f"digits: error: needs {', '.join(missing)}: pip install 'vkml[examples]' "
-              f"(scikit-learn, tqdm, matplotlib)", file=sys.stderr)
+        print(
+            f"digits: error: needs {', '.join(missing)}: pip install 'vkml[examples]' "
+            f"(scikit-learn, tqdm, matplotlib)",
+            file=sys.stderr,
+        )
         return 1
     device = vkml.device(args.device) if args.device else default_device()
     data = load_data(args.seed)
-    print(f"digits: {len(data.y_train)} training and {len(data.y_test)} held-out images, "
-          f"MLP 64-128-10 on {device}")
+    print(
+        f"digits: {len(data.y_train)} training and {len(data.y_test)} held-out images, "
+        f"MLP 64-128-10 on {device}"
+    )
     vkml.reset_stats()
     agrees, line = check_against_reference(data, device, args.seed, args.batch_size, args.lr)
     print(line)
-    run = train(data, device, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
-                lr=args.lr, max_steps=args.steps, progress=not args.no_progress)
+    run = train(
+        data,
+        device,
+        seed=args.seed,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        max_steps=args.steps,
+        progress=not args.no_progress,
+    )
     save_curve(run, args.plot)
     print(f"loss/accuracy curve: {args.plot}")
-    print(f"{run.steps} steps, final loss {run.losses[-1]:.4f}, held-out accuracy "
-          f"{run.accuracy:.4f} (target {ACCURACY_TARGET})")
+    print(
+        f"{run.steps} steps, final loss {run.losses[-1]:.4f}, held-out accuracy "
+        f"{run.accuracy:.4f} (target {ACCURACY_TARGET})"
+    )
     compile_s = vkml.stats()["compile_seconds"]
-    print(f"result: accuracy={run.accuracy:.4f} steps_per_s={run.steps_per_s:.0f} "
-          f"device={device.name} compile_s={compile_s:.2f}")
+    print(
+        f"result: accuracy={run.accuracy:.4f} steps_per_s={run.steps_per_s:.0f} "
+        f"device={device.name} compile_s={compile_s:.2f}"
+    )
     full_run = args.steps is None
     return 0 if agrees and (run.accuracy >= ACCURACY_TARGET or not full_run) else 1
 

@@ -1,36 +1,39 @@
-"""The tensor operations the ops' gradient rules use (``vkml.ops.spec.Algebra``), given by
-the frontend's functions: rules build ordinary lazy ops, so a backward pass is more graph,
-realized with the forward."""
+"""The tensor operations the ops' gradient rules use (``vkml.ops.spec.Algebra``), over a
+tensor class: rules build ordinary lazy ops, so a backward pass is more graph, realized with
+the forward. ``vkml.frontend.autograd`` makes one over the class of the tensor it
+differentiates (``Tensor``), so this module does not import that class."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from vkml.dtypes import DType
 from vkml.frontend import ops, views
-from vkml.frontend.creation import full
-from vkml.frontend.tensor import Tensor
+from vkml.frontend.base import TensorBase
+from vkml.frontend.host import full_node
 from vkml.graph.node import Node
 
-
-class TensorAlgebra:
-    """``vkml.ops.spec.Algebra`` over ``Tensor``."""
-
-    def tensor(self, node: Node) -> Tensor:
-        return Tensor(node)
-
-    def where(self, cond: Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
-        return ops.where(cond, a, b)
-
-    def concatenate(self, parts: Sequence[Tensor], axis: int) -> Tensor:
-        return views.concatenate(parts, axis)
-
-    def full(self, shape: tuple[int, ...], value: float, dtype: DType, device: Any) -> Tensor:
-        return full(shape, value, dtype, device)
-
-    def unary(self, op: str, x: Tensor) -> Tensor:
-        return ops.unary(op, x)
+T = TypeVar("T", bound=TensorBase)
 
 
-ALGEBRA = TensorAlgebra()
+class TensorAlgebra(Generic[T]):
+    """``vkml.ops.spec.Algebra`` whose values are tensors of class ``cls``."""
+
+    def __init__(self, cls: type[T]) -> None:
+        self.cls = cls
+
+    def tensor(self, node: Node) -> T:
+        return self.cls(node)
+
+    def where(self, cond: T, a: T | float, b: T | float) -> T:
+        return self.cls(ops.where(cond, a, b))
+
+    def concatenate(self, parts: Sequence[T], axis: int) -> T:
+        return self.cls(views.concatenate(parts, axis))
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: DType, device: Any) -> T:
+        return self.cls(full_node(shape, value, dtype, device))
+
+    def unary(self, op: str, x: T) -> T:
+        return self.cls(ops.unary(op, x))

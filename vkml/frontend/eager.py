@@ -27,6 +27,11 @@ def is_eager() -> bool:
     if flag is None:
         with _LOCK:
             if _EAGER is None:
-                _EAGER = os.environ.get("VKML_EAGER", "").strip().lower() in ("1", "true", "yes", "on")
+                _EAGER = os.environ.get("VKML_EAGER", "").strip().lower() in (
+                    "1",
+                    "true",
+                    "yes",
+                    "on",
+                )
             flag = _EAGER
     return flag

@@ -1,21 +1,21 @@
 """Elementwise ops, reductions and matmul: validate, infer shape and dtype, record a node.
 
-Every function here checks its inputs (dtypes, shapes, axes, devices) and raises a specific
-error naming the op and the values; otherwise it builds one node and returns a Tensor. In
-eager mode the node is realized at once, so an error surfaces at the op that caused it.
+Every function here checks its operands (dtypes, shapes, axes, devices) and raises a specific
+error naming the op and the values; otherwise it records the op's node (or, for a composite
+such as ``softmax``, the nodes of its parts) and returns it. Operands are tensors (read
+through ``TensorBase``), nodes, or Python scalars (weak, as the Array API says). ``Tensor``
+and the public functions wrap the node they get back.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from vkml.dtypes import (
     DType,
-    integer_range,
     bool_,
     default_float,
     dtype_of_scalar,
@@ -25,64 +25,12 @@ from vkml.dtypes import (
     to_dtype,
 )
 from vkml.errors import AxisError, DeviceError, DTypeError, ShapeError
-from vkml.frontend.eager import is_eager
+from vkml.frontend.base import TensorBase
+from vkml.frontend.host import data_node, host_array, is_scalar, scalar_node
 from vkml.graph.node import Node
 from vkml.ops.registry import OPS
-from vkml.frontend.realize import realize_nodes
-from vkml.frontend.tensor import Tensor
 
-Scalar = bool | int | float
-
-
-def wrap(node: Node) -> Tensor:
-    """A Tensor for a new node; in eager mode the node is realized before returning."""
-    if is_eager():
-        realize_nodes([node])
-    return Tensor(node)
-
-
-def check_fits(op: str, value: Any, dtype: DType) -> None:
-    """An integer scalar must be representable in the integer dtype it is used as."""
-    if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        lo, hi = integer_range(dtype)
-        if not lo <= int(value) <= hi:
-            raise DTypeError(
-                f"'{op}': the Python integer {value} does not fit {dtype} (range [{lo}, {hi}]); "
-                f"convert the tensor first, e.g. x.astype(vkml.int64)"
-            )
-
-
-def _scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:
-    # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
-    key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
-    node = _SCALARS.get(key)
-    if node is None:
-        check_fits(op, value, dtype)
-        node = Node("full", dtype, (), (), (("value", _python(value)),), device)
-        if len(_SCALARS) > 4096:
-            _SCALARS.clear()
-        _SCALARS[key] = node
-    return node
-
-
-# Scalar constants are immutable nodes, so repeated ``x + 1.0`` shares one.
-_SCALARS: dict[tuple[Any, ...], Node] = {}
-
-
-def _python(value: Any) -> Scalar:
-    """A Python or NumPy scalar as a plain Python bool, int or float."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    return float(value)
-
-
-_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
-
-
-def is_scalar(value: Any) -> bool:
-    return isinstance(value, _SCALAR_TYPES)
+Operand = TensorBase | Node  # what an op reads a node from
 
 
 def check_same_device(op: str, nodes: Sequence[Node]) -> Any:
@@ -93,16 +41,22 @@ def check_same_device(op: str, nodes: Sequence[Node]) -> Any:
     return first
 
 
-_BROADCAST: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
-
-
 def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """NumPy broadcasting of two shapes; ShapeError naming ``op`` and both shapes."""
     if a == b:
         return a
-    found = _BROADCAST.get((a, b))
-    if found is not None:
-        return found
+    result = _broadcast(a, b)
+    if result is None:
+        raise ShapeError(
+            f"'{op}': shapes {a} and {b} cannot be broadcast together (trailing dimensions "
+            f"must be equal or 1)"
+        )
+    return result
+
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The broadcast shape of ``a`` and ``b``, or None; cached, as a model uses few shapes."""
     n = max(len(a), len(b))
     pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     out = []
@@ -112,50 +66,43 @@ def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[i
         elif x == 1:
             out.append(y)
         else:
-            raise ShapeError(
-                f"'{op}': shapes {a} and {b} cannot be broadcast together (trailing dimensions "
-                f"must be equal or 1)"
-            )
-    result = tuple(out)
-    _BROADCAST[(a, b)] = result
-    return result
+            return None
+    return tuple(out)
 
 
 def _operands(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
     """Both operands as nodes, with the promoted dtype (Python scalars are weak)."""
-    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    a_t, b_t = isinstance(a, (TensorBase, Node)), isinstance(b, (TensorBase, Node))
     if a_t and b_t:
-        an, bn = a._node, b._node
+        an, bn = tensor_node(op, a), tensor_node(op, b)
         if an.device is not bn.device:
-            raise DeviceError(f"'{op}' operands are on different devices: {an.device} and {bn.device}")
+            raise DeviceError(
+                f"'{op}' operands are on different devices: {an.device} and {bn.device}"
+            )
         return an, bn, promote_types(an.dtype, bn.dtype)
     if a_t:
-        an = a._node
+        an = tensor_node(op, a)
         if type(b) is float and an.dtype.is_float:  # the common case, kept short
-            return an, _scalar_node(b, an.dtype, an.device), an.dtype
+            return an, scalar_node(b, an.dtype, an.device), an.dtype
         dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
-        return an, _scalar_node(b, dtype, an.device, op), dtype
+        return an, scalar_node(b, dtype, an.device, op), dtype
     if b_t:
-        bn = b._node
+        bn = tensor_node(op, b)
         dtype = result_type_with_scalar(bn.dtype, _require_scalar(op, a))
-        return _scalar_node(a, dtype, bn.device, op), bn, dtype
-    from vkml.frontend.creation import tensor
-
-    return _operands(op, tensor(a), b)
+        return scalar_node(a, dtype, bn.device, op), bn, dtype
+    return _operands(op, data_node(a, None, None), b)
 
 
 def _require_scalar(op: str, value: Any) -> Any:
     if is_scalar(value):
         return value
-    from vkml.frontend.creation import tensor
-
     if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
         raise DTypeError(
             f"'{op}': operand of type {type(value).__name__} is not a vkml tensor; wrap it "
             f"with vkml.tensor(...) on the same device first"
         )
-    tensor(value)  # raises DataError naming the value
-    raise AssertionError("unreachable")
+    host_array(value)  # raises DataError naming the value
+    raise DTypeError(f"'{op}': operand {value!r:.40} is not a vkml tensor or a number")
 
 
 _NUMBER_ONLY = frozenset(name for name, d in OPS.items() if d.inputs == "number")
@@ -168,68 +115,72 @@ def _check_inputs(op: str, dtype: DType) -> None:
         )
 
 
-def binary(op: str, a: Any, b: Any) -> Tensor:
+def binary(op: str, a: Any, b: Any) -> Node:
     """``a op b`` for an arithmetic op of the table (add, sub, mul, div, pow, maximum, ...)."""
     an, bn, dtype = _operands(op, a, b)
     if dtype is bool_ and op in _NUMBER_ONLY:
         _check_inputs(op, dtype)
     if op == "div" and not dtype.is_float:
         dtype = default_float  # true division, as Python and NumPy
-    shape = an.shape if an.shape == bn.shape or not bn.shape else broadcast_shapes(op, an.shape, bn.shape)
-    node = Node(op, dtype, shape, (an, bn), (), an.device)
-    if is_eager():
-        realize_nodes([node])
-    return Tensor(node)
+    shape = (
+        an.shape
+        if an.shape == bn.shape or not bn.shape
+        else broadcast_shapes(op, an.shape, bn.shape)
+    )
+    return Node(op, dtype, shape, (an, bn), (), an.device)
 
 
-def compare(op: str, a: Any, b: Any) -> Tensor:
+def compare(op: str, a: Any, b: Any) -> Node:
     """Elementwise comparison; the result is bool."""
     an, bn, dtype = _operands(op, a, b)
     _check_inputs(op, dtype)
     shape = broadcast_shapes(op, an.shape, bn.shape)
-    return wrap(Node(op, bool_, shape, (an, bn), (), an.device))
+    return Node(op, bool_, shape, (an, bn), (), an.device)
 
 
-def unary(op: str, x: Tensor) -> Tensor:
+def unary(op: str, x: Operand) -> Node:
     """An elementwise op of one operand; float-only ops turn integers into float32."""
     node = tensor_node(op, x)
     dtype = node.dtype
     _check_inputs(op, dtype)
     if OPS[op].inputs == "float" and not dtype.is_float:
         dtype = default_float
-    return wrap(Node(op, dtype, node.shape, (node,), (), node.device))
+    return Node(op, dtype, node.shape, (node,), (), node.device)
 
 
 def tensor_node(op: str, x: Any) -> Node:
-    if isinstance(x, Tensor):
+    """The node of a tensor operand (or the node itself); DTypeError for anything else."""
+    if isinstance(x, TensorBase):
         return x._node
+    if isinstance(x, Node):
+        return x
     raise DTypeError(f"'{op}' expects a vkml.Tensor, got {type(x).__name__}: {x!r:.60}")
 
 
-def where(cond: Any, a: Any, b: Any) -> Tensor:
+def where(cond: Any, a: Any, b: Any) -> Node:
     """Elements of ``a`` where ``cond`` is true, else of ``b`` (all three broadcast)."""
     cn = tensor_node("where", cond)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+    if not isinstance(a, (TensorBase, Node)) and not isinstance(b, (TensorBase, Node)):
         da, db = dtype_of_scalar(a), dtype_of_scalar(b)
         dtype = promote_types(da, db)
-        an, bn = _scalar_node(a, dtype, cn.device), _scalar_node(b, dtype, cn.device)
+        an, bn = scalar_node(a, dtype, cn.device), scalar_node(b, dtype, cn.device)
     else:
         an, bn, dtype = _operands("where", a, b)
     check_same_device("where", [cn, an, bn])
     shape = broadcast_shapes("where", broadcast_shapes("where", cn.shape, an.shape), bn.shape)
-    return wrap(Node("where", dtype, shape, (cn, an, bn), (), cn.device))
+    return Node("where", dtype, shape, (cn, an, bn), (), cn.device)
 
 
-def astype(x: Tensor, dtype: Any) -> Tensor:
+def astype(x: Operand, dtype: Any) -> Node:
     """``x`` converted to ``dtype`` (floats to integers truncate toward zero; to bool is x != 0)."""
     node = tensor_node("astype", x)
     target = to_dtype(dtype)
     if target is node.dtype:
-        return x
-    return wrap(Node("astype", target, node.shape, (node,), (), node.device))
+        return node
+    return Node("astype", target, node.shape, (node,), (), node.device)
 
 
-def bitwise(op: str, a: Any, b: Any) -> Tensor:
+def bitwise(op: str, a: Any, b: Any) -> Node:
     """``a op b`` for the integer-only ops: bitwise_and/or/xor, left_shift, right_shift.
 
     Operands promote as for arithmetic (a Python int is weak); the result has the promoted
@@ -244,10 +195,10 @@ def bitwise(op: str, a: Any, b: Any) -> Tensor:
             f"vkml.bitcast(x, vkml.uint32) to reach the bits of a float32"
         )
     shape = broadcast_shapes(op, an.shape, bn.shape)
-    return wrap(Node(op, dtype, shape, (an, bn), (), an.device))
+    return Node(op, dtype, shape, (an, bn), (), an.device)
 
 
-def bitcast(x: Tensor, dtype: Any) -> Tensor:
+def bitcast(x: Operand, dtype: Any) -> Node:
     """``x``'s bits read as ``dtype``, which must have the same width (NumPy's ``view``).
 
     Exact on every device: no value is converted. Widths: 16 (float16, bfloat16),
@@ -261,15 +212,15 @@ def bitcast(x: Tensor, dtype: Any) -> Tensor:
             f"({node.dtype.bits} bits) to {target} ({target.bits} bits); use astype to convert values"
         )
     if target is node.dtype:
-        return x
-    return wrap(Node("bitcast", target, node.shape, (node,), (), node.device))
+        return node
+    return Node("bitcast", target, node.shape, (node,), (), node.device)
 
 
-def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clip(x: Operand, min: Any = None, max: Any = None) -> Node:
     """``minimum(maximum(x, min), max)``; NaN in ``x`` stays NaN."""
     if min is None and max is None:
         raise ValueError("clip needs at least one of min and max")
-    out = x
+    out = tensor_node("clip", x)
     if min is not None:
         out = binary("maximum", out, min)
     if max is not None:
@@ -301,22 +252,24 @@ def normalize_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...
     return tuple(sorted(out)) if ndim else ()
 
 
-def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+def _reduced_shape(
+    shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
+) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if i in axes else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Sum over ``axis`` in vkml's fixed pairwise order; bool and integers sum to int64."""
     node = tensor_node("sum", x)
     axes = normalize_axes("sum", axis, node.shape)
     dtype = node.dtype if node.dtype.is_float else int64
     shape = _reduced_shape(node.shape, axes, keepdims)
-    return wrap(Node("sum", dtype, shape, (node,), (("axes", axes),), node.device))
+    return Node("sum", dtype, shape, (node,), (("axes", axes),), node.device)
 
 
-def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def mean(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Arithmetic mean: the pairwise sum divided by the element count (floats only)."""
     node = tensor_node("mean", x)
     if not node.dtype.is_float:
@@ -328,7 +281,7 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     count = math.prod(node.shape[a] for a in axes)
     shape = _reduced_shape(node.shape, axes, keepdims)
     attrs = (("axes", axes), ("divisor", count))
-    return wrap(Node("sum", node.dtype, shape, (node,), attrs, node.device))
+    return Node("sum", node.dtype, shape, (node,), attrs, node.device)
 
 
 def _nonempty(op: str, node: Node, axes: tuple[int, ...]) -> None:
@@ -338,95 +291,104 @@ def _nonempty(op: str, node: Node, axes: tuple[int, ...]) -> None:
         )
 
 
-def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def amax(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Maximum over ``axis``; NaN propagates (any NaN gives NaN)."""
     return _extreme("amax", x, axis, keepdims)
 
 
-def amin(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def amin(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Minimum over ``axis``; NaN propagates (any NaN gives NaN)."""
     return _extreme("amin", x, axis, keepdims)
 
 
-def _extreme(op: str, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+def _extreme(op: str, x: Operand, axis: Any, keepdims: bool) -> Node:
     node = tensor_node(op, x)
     axes = normalize_axes(op, axis, node.shape)
     _nonempty(op, node, axes)
     shape = _reduced_shape(node.shape, axes, keepdims)
-    return wrap(Node(op, node.dtype, shape, (node,), (("axes", axes),), node.device))
+    return Node(op, node.dtype, shape, (node,), (("axes", axes),), node.device)
 
 
-def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: Operand, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index (int64) of the first maximum along ``axis`` (flattened if None); NaN is the maximum."""
     return _arg("argmax", x, axis, keepdims)
 
 
-def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmin(x: Operand, axis: int | None = None, keepdims: bool = False) -> Node:
     """Index (int64) of the first minimum along ``axis`` (flattened if None); NaN is the minimum."""
     return _arg("argmin", x, axis, keepdims)
 
 
-def _arg(op: str, x: Tensor, axis: int | None, keepdims: bool) -> Tensor:
+def _arg(op: str, x: Operand, axis: int | None, keepdims: bool) -> Node:
     node = tensor_node(op, x)
     if axis is None:
         if math.prod(node.shape) == 0:
             raise ShapeError(f"'{op}' of an empty tensor (shape {node.shape}) has no answer")
         shape = (1,) * len(node.shape) if keepdims else ()
-        return wrap(Node(op, int64, shape, (node,), (("axis", None),), node.device))
+        return Node(op, int64, shape, (node,), (("axis", None),), node.device)
     (ax,) = normalize_axes(op, axis, node.shape) or (0,)
     _nonempty(op, node, (ax,))
     shape = _reduced_shape(node.shape, (ax,), keepdims)
-    return wrap(Node(op, int64, shape, (node,), (("axis", ax),), node.device))
+    return Node(op, int64, shape, (node,), (("axis", ax),), node.device)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
+def softmax(x: Operand, axis: int = -1) -> Node:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``; 16-bit floats compute in float32."""
-    xs, back = _upcast(x)
-    shifted = xs - amax(xs, axis, keepdims=True)
-    e = shifted.exp()
-    return back(e / sum(e, axis, keepdims=True))
+    xs, original = _upcast("softmax", x)
+    shifted = binary("sub", xs, amax(xs, axis, keepdims=True))
+    e = unary("exp", shifted)
+    return astype(binary("div", e, sum(e, axis, keepdims=True)), original)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(x: Operand, axis: int = -1) -> Node:
     """``x - max - log(sum(exp(x - max)))`` along ``axis``; never NaN for finite input."""
-    xs, back = _upcast(x)
-    shifted = xs - amax(xs, axis, keepdims=True)
-    return back(shifted - sum(shifted.exp(), axis, keepdims=True).log())
+    xs, original = _upcast("log_softmax", x)
+    shifted = binary("sub", xs, amax(xs, axis, keepdims=True))
+    total = sum(unary("exp", shifted), axis, keepdims=True)
+    return astype(binary("sub", shifted, unary("log", total)), original)
 
 
-def _upcast(x: Tensor) -> tuple[Tensor, Any]:
-    node = tensor_node("softmax", x)
+def _upcast(op: str, x: Operand) -> tuple[Node, DType]:
+    """``x`` in float32 or wider, and the dtype the result goes back to."""
+    node = tensor_node(op, x)
     if node.dtype.is_float and node.dtype.bits > 16:
-        return x, lambda t: t
+        return node, node.dtype
     original = node.dtype if node.dtype.is_float else default_float
-    return astype(x, default_float), lambda t: astype(t, original)
+    return astype(node, default_float), original
 
 
 # -- contraction ---------------------------------------------------------------------------
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def matmul(a: Operand, b: Operand) -> Node:
     """Matrix product with NumPy's rules: batched, broadcasting, 1-D operands promoted."""
     an, bn = tensor_node("matmul", a), tensor_node("matmul", b)
     if an.device is not bn.device:
-        raise DeviceError(f"'matmul' operands are on different devices: {an.device} and {bn.device}")
+        raise DeviceError(
+            f"'matmul' operands are on different devices: {an.device} and {bn.device}"
+        )
     if not an.shape or not bn.shape:
-        raise ShapeError(f"'matmul' needs operands of rank >= 1, got shapes {an.shape} and {bn.shape}")
+        raise ShapeError(
+            f"'matmul' needs operands of rank >= 1, got shapes {an.shape} and {bn.shape}"
+        )
     dtype = promote_types(an.dtype, bn.dtype)
     _check_inputs("matmul", dtype)
-    from vkml.frontend.views import reshape
-
-    a2 = a if len(an.shape) > 1 else reshape(a, (1, an.shape[0]))
-    b2 = b if len(bn.shape) > 1 else reshape(b, (bn.shape[0], 1))
+    a2 = an if len(an.shape) > 1 else _reshaped(an, (1, an.shape[0]))
+    b2 = bn if len(bn.shape) > 1 else _reshaped(bn, (bn.shape[0], 1))
     sa, sb = a2.shape, b2.shape
     if sa[-1] != sb[-2]:
         raise ShapeError(
             f"'matmul': inner dimensions differ: {an.shape} @ {bn.shape} ({sa[-1]} != {sb[-2]})"
         )
     batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    out = wrap(Node("matmul", dtype, (*batch, sa[-2], sb[-1]), (a2._node, b2._node), (), an.device))
+    out = Node("matmul", dtype, (*batch, sa[-2], sb[-1]), (a2, b2), (), an.device)
     if len(an.shape) == 1 and len(bn.shape) == 1:
-        return reshape(out, ())
+        return _reshaped(out, ())
     if len(an.shape) == 1:
-        return reshape(out, (*batch, sb[-1]))
+        return _reshaped(out, (*batch, sb[-1]))
     if len(bn.shape) == 1:
-        return reshape(out, (*batch, sa[-2]))
+        return _reshaped(out, (*batch, sa[-2]))
     return out
+
+
+def _reshaped(node: Node, shape: tuple[int, ...]) -> Node:
+    """``node`` as ``shape``, which has its element count (matmul's own 1-D promotions)."""
+    return Node("reshape", node.dtype, shape, (node,), (), node.device)

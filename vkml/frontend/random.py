@@ -26,8 +26,9 @@ import numpy as np
 
 from vkml.dtypes import DType, float16, float32, float64, int32, int64, to_dtype, uint32
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend import ops, views
-from vkml.frontend.creation import _shape, arange, full, tensor
+from vkml.frontend import functions as fn
+from vkml.frontend.creation import arange, full, tensor
+from vkml.frontend.host import shape_arg
 from vkml.frontend.tensor import Tensor
 
 Key = Tensor
@@ -43,23 +44,23 @@ MAX_PERMUTATION = 8192
 
 # -- the block function ----------------------------------------------------------------------
 def _xor(a: Any, b: Any) -> Tensor:
-    return ops.bitwise("bitwise_xor", a, b)
+    return fn.bitwise_xor(a, b)
 
 
 def _or(a: Any, b: Any) -> Tensor:
-    return ops.bitwise("bitwise_or", a, b)
+    return fn.bitwise_or(a, b)
 
 
 def _and(a: Any, b: Any) -> Tensor:
-    return ops.bitwise("bitwise_and", a, b)
+    return fn.bitwise_and(a, b)
 
 
 def _shl(a: Any, b: Any) -> Tensor:
-    return ops.bitwise("left_shift", a, b)
+    return fn.left_shift(a, b)
 
 
 def _shr(a: Any, b: Any) -> Tensor:
-    return ops.bitwise("right_shift", a, b)
+    return fn.right_shift(a, b)
 
 
 def _rotl(x: Tensor, r: int) -> Tensor:
@@ -108,7 +109,7 @@ def _check_key(op: str, key: Any) -> Key:
 
 
 def _count(op: str, shape: Any) -> tuple[tuple[int, ...], int]:
-    dims = _shape(f"random.{op}", shape)
+    dims = shape_arg(f"random.{op}", shape)
     n = math.prod(dims)
     if n > MAX_ELEMENTS:
         raise ValueError(
@@ -154,7 +155,7 @@ def split(key: Key, num: int = 2) -> Tensor:
     if num == 0:
         return full((0, 2), 0, uint32, key.device)
     y0, y1 = _blocks(key, int(num))
-    return views.stack([y0, y1], axis=1)
+    return fn.stack([y0, y1], axis=1)
 
 
 # -- draws -----------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ def bits(key: Key, shape: Any) -> Tensor:
     if n == 0:
         return full(dims, 0, uint32, key.device)
     y0, y1 = _blocks(key, n)
-    return views.reshape(_xor(y0, y1), dims)
+    return fn.reshape(_xor(y0, y1), dims)
 
 
 def _unit(y0: Tensor, y1: Tensor, dtype: DType) -> Tensor:
@@ -173,9 +174,9 @@ def _unit(y0: Tensor, y1: Tensor, dtype: DType) -> Tensor:
     bits of ``y0:y1``, the others ``_unit_of_word(y0 ^ y1)``."""
     if dtype is not float64:
         return _unit_of_word(_xor(y0, y1), dtype)
-    high, low = ops.astype(y0, int64), ops.astype(y1, int64)
+    high, low = fn.astype(y0, int64), fn.astype(y1, int64)
     mantissa = _or(_shl(high, 20), _shr(low, 12))
-    return ops.bitcast(_or(mantissa, 0x3FF0000000000000), float64) - 1.0
+    return fn.bitcast(_or(mantissa, 0x3FF0000000000000), float64) - 1.0
 
 
 def _unit_of_word(w: Tensor, dtype: DType) -> Tensor:
@@ -188,8 +189,8 @@ def _unit_of_word(w: Tensor, dtype: DType) -> Tensor:
         kept, width = (10, 16) if dtype is float16 else (7, 8)
         low_bits = _and(w, (1 << width) - 1)
         mantissa = _shl(_shr(low_bits, width - kept), 23 - kept)
-    unit = ops.bitcast(_or(mantissa, 0x3F800000), float32) - 1.0
-    return ops.astype(unit, dtype)  # exact: at most `kept` significant bits
+    unit = fn.bitcast(_or(mantissa, 0x3F800000), float32) - 1.0
+    return fn.astype(unit, dtype)  # exact: at most `kept` significant bits
 
 
 def _float_dtype(op: str, dtype: Any) -> DType:
@@ -241,11 +242,11 @@ def uniform(
     dims, n = _count("uniform", shape)
     if n == 0:
         return full(dims, lo, dt, key.device)
-    unit = views.reshape(_unit(*_blocks(key, n), dt), dims)
+    unit = fn.reshape(_unit(*_blocks(key, n), dt), dims)
     if (lo, hi) == (0.0, 1.0):
         return unit
     scaled = unit / inverse + lo  # >= lo: unit / inverse >= 0 and rounding is monotonic
-    return ops.where(scaled < hi, scaled, below)
+    return fn.where(scaled < hi, scaled, below)
 
 
 def normal(
@@ -274,9 +275,9 @@ def normal(
         u2 = _unit(*_blocks(key, n, high=1), float64)
     else:
         u1, u2 = _unit_of_word(y0, float32), _unit_of_word(y1, float32)
-    radius = ops.unary("sqrt", ops.unary("log", 1.0 - u1) * -2.0)
-    z = radius * ops.unary("cos", u2 * (2 * math.pi))
-    z = views.reshape(ops.astype(z, dt), dims)
+    radius = ((1.0 - u1).log() * -2.0).sqrt()
+    z = radius * (u2 * (2 * math.pi)).cos()
+    z = fn.reshape(fn.astype(z, dt), dims)
     if (mean, std) == (0.0, 1.0):
         return z
     return z * std + mean
@@ -309,11 +310,11 @@ def randint(key: Key, shape: Any, low: int, high: int, dtype: Any = int32) -> Te
     if n == 0:
         return full(dims, low, dt, key.device)
     span = high - low
-    y0, y1 = (ops.astype(y, int64) for y in _blocks(key, n))
+    y0, y1 = (fn.astype(y, int64) for y in _blocks(key, n))
     # the products wrap modulo 2**64 in int64; `>> 32 & mask` reads their high words unsigned
     carry = _and(_shr(y1 * span, 32), 0xFFFFFFFF)
     offset = _and(_shr(y0 * span + carry, 32), 0xFFFFFFFF)
-    return views.reshape(ops.astype(offset + low, dt), dims)
+    return fn.reshape(fn.astype(offset + low, dt), dims)
 
 
 def permutation(key: Key, n: int) -> Tensor:
@@ -334,9 +335,9 @@ def permutation(key: Key, n: int) -> Tensor:
     index = arange(n, dtype=int64, device=key.device)
     if n <= 1:
         return index
-    sort_key = ops.astype(bits(key, (n,)), int64) * n + index
-    smaller = ops.compare("lt", views.reshape(sort_key, (1, n)), views.reshape(sort_key, (n, 1)))
-    return ops.sum(smaller, axis=1)
+    sort_key = fn.astype(bits(key, (n,)), int64) * n + index
+    smaller = fn.reshape(sort_key, (1, n)) < fn.reshape(sort_key, (n, 1))
+    return fn.sum(smaller, axis=1)
 
 
 __all__ = ["Key", "bits", "key", "normal", "permutation", "randint", "split", "uniform"]

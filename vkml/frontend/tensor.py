@@ -1,4 +1,9 @@
-"""Tensor: a handle to a graph node. Operations record nodes; observing a value realizes."""
+"""Tensor: a handle to a graph node. Operations record nodes; observing a value realizes.
+
+The methods call the frontend's op functions (``ops``, ``views``), which record nodes, and
+wrap the node they return (``wrap``); the gradient methods call ``autograd``. None of those
+modules imports this one.
+"""
 
 from __future__ import annotations
 
@@ -6,59 +11,46 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dtypes import DType
+from vkml.devices.realize import realize_nodes
 from vkml.errors import ShapeError
+from vkml.frontend import autograd, grad_mode, ops, views
+from vkml.frontend.base import TensorBase
+from vkml.frontend.eager import is_eager
+from vkml.frontend.host import copy_node
 from vkml.frontend.unary_methods import UnaryMethods
 from vkml.graph.node import Node
-from vkml.frontend.realize import realize_nodes
 
 
-class Tensor(UnaryMethods):
+def wrap(node: Node, *operands: Any) -> Tensor:
+    """The tensor of a node an op function returned: the operand itself when the op changed
+    nothing (``x.reshape(x.shape) is x``), else a new tensor, realized at once in eager mode
+    (so a run-time error surfaces at the op that caused it)."""
+    for x in operands:
+        for t in x if isinstance(x, (list, tuple)) else (x,):
+            if isinstance(t, Tensor) and t._node is node:
+                return t
+    if is_eager():
+        realize_nodes([node])
+    return Tensor(node)
+
+
+class Tensor(TensorBase, UnaryMethods):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
     nothing runs until a value is observed (``numpy()``, ``item()``, ``tolist()``, printing)
-    or ``realize()`` is called. A tensor never changes after it is made.
+    or ``realize()`` is called. A tensor keeps its node for life; only the handles a training
+    step updates in place (``vkml.nn`` parameters and optimiser state) are rebound, through
+    ``TensorBase._rebind``.
     """
 
-    __slots__ = ("__weakref__", "_grad", "_node", "_requires_grad")
+    __slots__ = ()
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
     def __init__(self, node: Node) -> None:
-        self._node = node
-        self._grad: Tensor | None = None
-        self._requires_grad = False  # True only on a leaf: see vkml.frontend.autograd
-        if _autograd.NO_GRAD_ACTIVE:
-            _autograd.on_new_tensor(node)
-
-    # -- what it is -------------------------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._node.shape
-
-    @property
-    def dtype(self) -> DType:
-        return self._node.dtype
-
-    @property
-    def device(self) -> Any:
-        return self._node.device
-
-    @property
-    def ndim(self) -> int:
-        return len(self._node.shape)
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self._node.shape:
-            n *= d
-        return n
-
-    @property
-    def node(self) -> Node:
-        """The graph node this tensor is a handle to."""
-        return self._node
+        super().__init__(node)
+        if grad_mode.NO_GRAD_ACTIVE:
+            grad_mode.on_new_tensor(node)
 
     @property
     def is_realized(self) -> bool:
@@ -69,11 +61,11 @@ class Tensor(UnaryMethods):
     def requires_grad(self) -> bool:
         """Whether gradients flow to this tensor: a leaf marked ``requires_grad_()``, or a
         tensor computed from one (outside ``no_grad()``)."""
-        return _autograd.requires_grad(self)
+        return grad_mode.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        _autograd.set_requires_grad(self, flag)
+        grad_mode.set_requires_grad(self, flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this tensor a leaf that ``backward()`` stores a ``.grad`` on; returns it.
@@ -81,7 +73,8 @@ class Tensor(UnaryMethods):
         Raises:
             DTypeError: the tensor is not floating-point.
         """
-        return _autograd.set_requires_grad(self, requires_grad)
+        grad_mode.set_requires_grad(self, requires_grad)
+        return self
 
     @property
     def is_leaf(self) -> bool:
@@ -91,7 +84,7 @@ class Tensor(UnaryMethods):
     @property
     def grad(self) -> Tensor | None:
         """The gradient ``backward()`` accumulated here (realized, no history), or None."""
-        return self._grad
+        return self._grad  # type: ignore[return-value]  # autograd stores tensors of our class
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -115,11 +108,11 @@ class Tensor(UnaryMethods):
             ShapeError: more than one element and no ``grad``, or ``grad`` of another shape.
             DTypeError: the tensor is not floating-point.
         """
-        _autograd.backward(self, grad)
+        autograd.backward(self, grad)
 
     def detach(self) -> Tensor:
         """The same value as a tensor that gradients do not flow through."""
-        return _autograd.detached(self)
+        return autograd.detached(self)
 
     # -- observing --------------------------------------------------------------------------
     def realize(self) -> Tensor:
@@ -154,9 +147,7 @@ class Tensor(UnaryMethods):
 
     def to(self, device: Any) -> Tensor:
         """An explicit copy on ``device`` (a Device or its name). The only way across."""
-        from vkml.frontend.creation import copy_to
-
-        return copy_to(self, device)
+        return wrap(copy_node(self._node, device), self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.numpy()
@@ -209,149 +200,143 @@ class Tensor(UnaryMethods):
 
     # -- arithmetic and comparison operators ------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _ops.binary("add", self, other)
+        return wrap(ops.binary("add", self, other), self)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _ops.binary("add", other, self)
+        return wrap(ops.binary("add", other, self), self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.binary("sub", self, other)
+        return wrap(ops.binary("sub", self, other), self)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _ops.binary("sub", other, self)
+        return wrap(ops.binary("sub", other, self), self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _ops.binary("mul", self, other)
+        return wrap(ops.binary("mul", self, other), self)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _ops.binary("mul", other, self)
+        return wrap(ops.binary("mul", other, self), self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _ops.binary("div", self, other)
+        return wrap(ops.binary("div", self, other), self)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.binary("div", other, self)
+        return wrap(ops.binary("div", other, self), self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _ops.binary("pow", self, other)
+        return wrap(ops.binary("pow", self, other), self)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _ops.binary("pow", other, self)
+        return wrap(ops.binary("pow", other, self), self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
+        return wrap(ops.matmul(self, other), self)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
+        return wrap(ops.matmul(other, self), self)
 
     def __neg__(self) -> Tensor:
-        return _ops.unary("neg", self)
+        return wrap(ops.unary("neg", self), self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _ops.unary("abs", self)
+        return wrap(ops.unary("abs", self), self)
 
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.compare("eq", self, other)
+    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
+        return wrap(ops.compare("eq", self, other), self)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.compare("ne", self, other)
+    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
+        return wrap(ops.compare("ne", self, other), self)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _ops.compare("lt", self, other)
+        return wrap(ops.compare("lt", self, other), self)
 
     def __le__(self, other: Any) -> Tensor:
-        return _ops.compare("le", self, other)
+        return wrap(ops.compare("le", self, other), self)
 
     def __gt__(self, other: Any) -> Tensor:
-        return _ops.compare("gt", self, other)
+        return wrap(ops.compare("gt", self, other), self)
 
     def __ge__(self, other: Any) -> Tensor:
-        return _ops.compare("ge", self, other)
+        return wrap(ops.compare("ge", self, other), self)
 
     def __getitem__(self, index: Any) -> Tensor:
-        return _views.getitem(self, index)
+        return wrap(views.getitem(self, index), self)
 
     # -- methods NumPy and PyTorch users expect ---------------------------------------------
     # (the unary elementwise ones, exp() to sign(), come from UnaryMethods, generated from
     # the op definitions)
     def _unary(self, op: str) -> Tensor:
-        return _ops.unary(op, self)
+        return wrap(ops.unary(op, self), self)
 
     def astype(self, dtype: Any) -> Tensor:
-        return _ops.astype(self, dtype)
+        return wrap(ops.astype(self, dtype), self)
 
-    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        return _ops.clip(self, min, max)
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
+        return wrap(ops.clip(self, min, max), self)
 
     def maximum(self, other: Any) -> Tensor:
-        return _ops.binary("maximum", self, other)
+        return wrap(ops.binary("maximum", self, other), self)
 
     def minimum(self, other: Any) -> Tensor:
-        return _ops.binary("minimum", self, other)
+        return wrap(ops.binary("minimum", self, other), self)
 
     def matmul(self, other: Tensor) -> Tensor:
-        return _ops.matmul(self, other)
+        return wrap(ops.matmul(self, other), self)
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.sum(self, axis, keepdims)
+        return wrap(ops.sum(self, axis, keepdims), self)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.mean(self, axis, keepdims)
+        return wrap(ops.mean(self, axis, keepdims), self)
 
     def amax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.amax(self, axis, keepdims)
+        return wrap(ops.amax(self, axis, keepdims), self)
 
     def amin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.amin(self, axis, keepdims)
+        return wrap(ops.amin(self, axis, keepdims), self)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.amax(self, axis, keepdims)
+        return wrap(ops.amax(self, axis, keepdims), self)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.amin(self, axis, keepdims)
+        return wrap(ops.amin(self, axis, keepdims), self)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return _ops.argmax(self, axis, keepdims)
+        return wrap(ops.argmax(self, axis, keepdims), self)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return _ops.argmin(self, axis, keepdims)
+        return wrap(ops.argmin(self, axis, keepdims), self)
 
     def softmax(self, axis: int = -1) -> Tensor:
-        return _ops.softmax(self, axis)
+        return wrap(ops.softmax(self, axis), self)
 
     def log_softmax(self, axis: int = -1) -> Tensor:
-        return _ops.log_softmax(self, axis)
+        return wrap(ops.log_softmax(self, axis), self)
 
     def reshape(self, *shape: Any) -> Tensor:
-        return _views.reshape(self, *shape)
+        return wrap(views.reshape(self, *shape), self)
 
     def transpose(self, *axes: Any) -> Tensor:
-        return _views.transpose(self, *axes)
+        return wrap(views.transpose(self, *axes), self)
 
     def permute(self, *dims: Any) -> Tensor:
-        return _views.permute(self, *dims)
+        return wrap(views.permute(self, *dims), self)
 
     def broadcast_to(self, *shape: Any) -> Tensor:
-        return _views.broadcast_to(self, *shape)
+        return wrap(views.broadcast_to(self, *shape), self)
 
     def expand(self, *sizes: Any) -> Tensor:
-        return _views.expand(self, *sizes)
+        return wrap(views.expand(self, *sizes), self)
 
     def squeeze(self, axis: Any = None) -> Tensor:
-        return _views.squeeze(self, axis)
+        return wrap(views.squeeze(self, axis), self)
 
     def unsqueeze(self, axis: int) -> Tensor:
-        return _views.unsqueeze(self, axis)
+        return wrap(views.unsqueeze(self, axis), self)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802
-        return _views.transpose(self)
-
-
-# Placed last: ops and views build Tensors, and Tensor's methods call them.
-from vkml.frontend import autograd as _autograd  # noqa: E402
-from vkml.frontend import ops as _ops  # noqa: E402
-from vkml.frontend import views as _views  # noqa: E402
+    def T(self) -> Tensor:
+        return wrap(views.transpose(self), self)

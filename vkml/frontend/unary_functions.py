@@ -7,96 +7,115 @@ not edit; change the op's definition and run ``python scripts/generate_ops.py --
 from __future__ import annotations
 
 from vkml.frontend.ops import unary
-from vkml.frontend.tensor import Tensor
+from vkml.frontend.tensor import Tensor, wrap
 
-__all__ = ['abs', 'ceil', 'cos', 'erf', 'exp', 'floor', 'gelu', 'log', 'negative', 'relu', 'round', 'rsqrt', 'sigmoid', 'sign', 'sin', 'sqrt', 'tanh', 'trunc']
+__all__ = [
+    "abs",
+    "ceil",
+    "cos",
+    "erf",
+    "exp",
+    "floor",
+    "gelu",
+    "log",
+    "negative",
+    "relu",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sqrt",
+    "tanh",
+    "trunc",
+]
 
 
-def abs(x: Tensor) -> Tensor:  # noqa: A001
+def abs(x: Tensor) -> Tensor:
     """Elementwise absolute value."""
-    return unary("abs", x)
+    return wrap(unary("abs", x))
 
 
 def ceil(x: Tensor) -> Tensor:
     """Elementwise smallest integer >= x (integers unchanged)."""
-    return unary("ceil", x)
+    return wrap(unary("ceil", x))
 
 
 def cos(x: Tensor) -> Tensor:
     """Elementwise cosine."""
-    return unary("cos", x)
+    return wrap(unary("cos", x))
 
 
 def erf(x: Tensor) -> Tensor:
     """Elementwise error function."""
-    return unary("erf", x)
+    return wrap(unary("erf", x))
 
 
 def exp(x: Tensor) -> Tensor:
     """Elementwise e**x."""
-    return unary("exp", x)
+    return wrap(unary("exp", x))
 
 
 def floor(x: Tensor) -> Tensor:
     """Elementwise largest integer <= x (integers unchanged)."""
-    return unary("floor", x)
+    return wrap(unary("floor", x))
 
 
 def gelu(x: Tensor) -> Tensor:
     """Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2)))."""
-    return unary("gelu", x)
+    return wrap(unary("gelu", x))
 
 
 def log(x: Tensor) -> Tensor:
     """Elementwise natural logarithm."""
-    return unary("log", x)
+    return wrap(unary("log", x))
 
 
 def negative(x: Tensor) -> Tensor:
     """Elementwise negation."""
-    return unary("neg", x)
+    return wrap(unary("neg", x))
 
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0); NaN stays NaN (PyTorch semantics)."""
-    return unary("relu", x)
+    return wrap(unary("relu", x))
 
 
-def round(x: Tensor) -> Tensor:  # noqa: A001
+def round(x: Tensor) -> Tensor:
     """Elementwise x rounded to the nearest integer, ties to even (integers unchanged)."""
-    return unary("round", x)
+    return wrap(unary("round", x))
 
 
 def rsqrt(x: Tensor) -> Tensor:
     """Elementwise 1 / sqrt(x)."""
-    return unary("rsqrt", x)
+    return wrap(unary("rsqrt", x))
 
 
 def sigmoid(x: Tensor) -> Tensor:
     """Elementwise 1 / (1 + exp(-x))."""
-    return unary("sigmoid", x)
+    return wrap(unary("sigmoid", x))
 
 
 def sign(x: Tensor) -> Tensor:
     """Elementwise 1 above zero, -1 below, 0 at zero, NaN for NaN."""
-    return unary("sign", x)
+    return wrap(unary("sign", x))
 
 
 def sin(x: Tensor) -> Tensor:
     """Elementwise sine."""
-    return unary("sin", x)
+    return wrap(unary("sin", x))
 
 
 def sqrt(x: Tensor) -> Tensor:
     """Elementwise square root."""
-    return unary("sqrt", x)
+    return wrap(unary("sqrt", x))
 
 
 def tanh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic tangent."""
-    return unary("tanh", x)
+    return wrap(unary("tanh", x))
 
 
 def trunc(x: Tensor) -> Tensor:
     """Elementwise x rounded toward zero (integers unchanged)."""
-    return unary("trunc", x)
+    return wrap(unary("trunc", x))

@@ -1,7 +1,9 @@
 """Views and data movement: reshape, permute/transpose, broadcast, squeeze, indexing, concat.
 
-A view node keeps two edges: ``src[0]``, its immediate base, and ``view_src``, the root
-owner of the storage (see ``vkml.graph.node``).
+Like ``vkml.frontend.ops``: each function validates its operands, records the node and
+returns it (the operand's own node when nothing changes). A view node keeps two edges:
+``src[0]``, its immediate base, and ``view_src``, the root owner of the storage (see
+``vkml.graph.node``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from typing import Any
 
 from vkml.dtypes import promote_types
 from vkml.errors import AxisError, IndexingError, ShapeError
+from vkml.frontend import ops
+from vkml.frontend.base import TensorBase
+from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
-from vkml.frontend import ops  # as a module: ops and tensor import each other
-from vkml.frontend.tensor import Tensor
 
 
 def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
@@ -28,13 +31,15 @@ def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def reshape(x: Tensor, *shape: Any) -> Tensor:
+def reshape(x: Operand, *shape: Any) -> Node:
     """The same elements in row-major order with a new shape (one entry may be -1)."""
     node = ops.tensor_node("reshape", x)
     new = _shape_arg("reshape", shape)
     size = math.prod(node.shape)
     if new.count(-1) > 1 or any(s < -1 for s in new):
-        raise ShapeError(f"'reshape': invalid target shape {new} (at most one -1, no other negatives)")
+        raise ShapeError(
+            f"'reshape': invalid target shape {new} (at most one -1, no other negatives)"
+        )
     if -1 in new:
         known = math.prod(s for s in new if s != -1)
         if known == 0 or size % known:
@@ -49,11 +54,11 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
             f"{new} ({math.prod(new)} elements)"
         )
     if new == node.shape:
-        return x
-    return ops.wrap(Node("reshape", node.dtype, new, (node,), (), node.device))
+        return node
+    return Node("reshape", node.dtype, new, (node,), (), node.device)
 
 
-def permute(x: Tensor, *dims: Any) -> Tensor:
+def permute(x: Operand, *dims: Any) -> Node:
     """Reorder the axes: output axis i is input axis ``dims[i]``."""
     node = ops.tensor_node("permute", x)
     perm = _shape_arg("permute", dims)
@@ -64,12 +69,12 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
         )
     perm = tuple(p % ndim for p in perm)
     if perm == tuple(range(ndim)):
-        return x
+        return node
     shape = tuple(node.shape[p] for p in perm)
-    return ops.wrap(Node("permute", node.dtype, shape, (node,), (("perm", perm),), node.device))
+    return Node("permute", node.dtype, shape, (node,), (("perm", perm),), node.device)
 
 
-def transpose(x: Tensor, *axes: Any) -> Tensor:
+def transpose(x: Operand, *axes: Any) -> Node:
     """Reverse the axes (no arguments, as NumPy's ``.T``), swap two axes (``transpose(0, 1)``,
     as PyTorch), or apply a permutation given as one tuple (``transpose((1, 0, 2))``, as NumPy).
     """
@@ -90,21 +95,23 @@ def transpose(x: Tensor, *axes: Any) -> Tensor:
     return permute(x, *perm)
 
 
-def broadcast_to(x: Tensor, *shape: Any) -> Tensor:
+def broadcast_to(x: Operand, *shape: Any) -> Node:
     """``x`` repeated along new leading axes and axes of length 1 (NumPy rules)."""
     node = ops.tensor_node("broadcast_to", x)
     new = _shape_arg("broadcast_to", shape)
     offset = len(new) - len(node.shape)
-    if offset < 0 or any(
-        s != new[offset + i] and s != 1 for i, s in enumerate(node.shape)
-    ) or any(d < 0 for d in new):
+    if (
+        offset < 0
+        or any(s != new[offset + i] and s != 1 for i, s in enumerate(node.shape))
+        or any(d < 0 for d in new)
+    ):
         raise ShapeError(f"'broadcast_to': cannot broadcast shape {node.shape} to {new}")
     if new == node.shape:
-        return x
-    return ops.wrap(Node("broadcast_to", node.dtype, new, (node,), (), node.device))
+        return node
+    return Node("broadcast_to", node.dtype, new, (node,), (), node.device)
 
 
-def expand(x: Tensor, *sizes: Any) -> Tensor:
+def expand(x: Operand, *sizes: Any) -> Node:
     """PyTorch's ``expand``: like ``broadcast_to``, where -1 keeps that axis' size."""
     node = ops.tensor_node("expand", x)
     new = _shape_arg("expand", sizes)
@@ -115,7 +122,7 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     return broadcast_to(x, resolved)
 
 
-def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+def squeeze(x: Operand, axis: Any = None) -> Node:
     """Remove axes of length 1 (all of them, or the named ones, which must have length 1)."""
     node = ops.tensor_node("squeeze", x)
     if axis is None:
@@ -130,7 +137,7 @@ def squeeze(x: Tensor, axis: Any = None) -> Tensor:
     return reshape(x, tuple(s for i, s in enumerate(node.shape) if i not in axes))
 
 
-def unsqueeze(x: Tensor, axis: int) -> Tensor:
+def unsqueeze(x: Operand, axis: int) -> Node:
     """Insert an axis of length 1 at position ``axis`` (of the result)."""
     node = ops.tensor_node("unsqueeze", x)
     ndim = len(node.shape) + 1
@@ -143,18 +150,24 @@ def unsqueeze(x: Tensor, axis: int) -> Tensor:
     return reshape(x, (*node.shape[:a], 1, *node.shape[a:]))
 
 
-def getitem(x: Tensor, index: Any) -> Tensor:
+def getitem(x: Operand, index: Any) -> Node:
     """Basic indexing: integers, slices (any step), ``...`` and ``None``."""
     node = ops.tensor_node("getitem", x)
     items = index if isinstance(index, tuple) else (index,)
     for it in items:
-        if isinstance(it, (Tensor, list)) or (hasattr(it, "shape") and getattr(it, "ndim", 0) > 0):
+        if isinstance(it, (TensorBase, Node, list)) or (
+            hasattr(it, "shape") and getattr(it, "ndim", 0) > 0
+        ):
             raise IndexingError(
                 f"advanced (array) indexing is not supported, got {type(it).__name__}; use "
                 f"basic indexing with ints, slices, ... and None"
             )
-        if not (it is None or it is Ellipsis or isinstance(it, slice) or
-                (hasattr(it, "__index__") and not isinstance(it, bool))):
+        if not (
+            it is None
+            or it is Ellipsis
+            or isinstance(it, slice)
+            or (hasattr(it, "__index__") and not isinstance(it, bool))
+        ):
             raise IndexingError(f"invalid index {it!r} of type {type(it).__name__}")
     if sum(it is Ellipsis for it in items) > 1:
         raise IndexingError("an index can only have a single ellipsis ('...')")
@@ -185,7 +198,9 @@ def getitem(x: Tensor, index: Any) -> Tensor:
                 lo = n - 1 - lo
                 st = -st
             hi = lo + (count - 1) * st + 1 if count else lo
-            start.append(lo), limit.append(hi), stride.append(st)
+            start.append(lo)
+            limit.append(hi)
+            stride.append(st)
             out_shape.append(count)
         else:
             i = int(it)
@@ -194,9 +209,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
                     f"index {i} is out of bounds for axis {dim} with size {n} (shape {node.shape})"
                 )
             i %= n
-            start.append(i), limit.append(i + 1), stride.append(1)
+            start.append(i)
+            limit.append(i + 1)
+            stride.append(1)
         dim += 1
-    sliced = x
+    sliced = node
     full = tuple(start) == (0,) * ndim and tuple(limit) == node.shape and set(stride) <= {1}
     if not full or reverse:
         attrs = (
@@ -204,11 +221,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             ("stride", tuple(stride)), ("reverse", tuple(reverse)),
         )  # fmt: skip
         shape = tuple(max(0, -(-(h - lo) // st)) for lo, h, st in zip(start, limit, stride))
-        sliced = ops.wrap(Node("slice", node.dtype, shape, (node,), attrs, node.device))
+        sliced = Node("slice", node.dtype, shape, (node,), attrs, node.device)
     return reshape(sliced, tuple(out_shape))
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join tensors along an existing axis; dtypes promote, other axes must match."""
     nodes = [ops.tensor_node("concatenate", t) for t in tensors]
     if not nodes:
@@ -228,12 +245,12 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
             )
         dtype = promote_types(dtype, n.dtype)
     if len(nodes) == 1:
-        return tensors[0]
+        return nodes[0]
     shape = tuple(sum(n.shape[ax] for n in nodes) if i == ax else s for i, s in enumerate(first))
-    return ops.wrap(Node("concatenate", dtype, shape, tuple(nodes), (("axis", ax),), device))
+    return Node("concatenate", dtype, shape, tuple(nodes), (("axis", ax),), device)
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join same-shaped tensors along a new axis."""
     if not tensors:
         raise ShapeError("'stack' needs at least one tensor")

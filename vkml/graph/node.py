@@ -33,8 +33,17 @@ class Node:
     """
 
     __slots__ = (
-        "op", "dtype", "shape", "src", "attrs", "device", "view_src", "regions",
-        "_storage", "_computed", "__weakref__",
+        "__weakref__",
+        "_computed",
+        "_storage",
+        "attrs",
+        "device",
+        "dtype",
+        "op",
+        "regions",
+        "shape",
+        "src",
+        "view_src",
     )  # fmt: skip
 
     op: str
@@ -45,6 +54,8 @@ class Node:
     device: Any
     view_src: Node | None
     regions: tuple[Region, ...]
+    _storage: Any
+    _computed: bool
 
     def __init__(
         self,
@@ -111,16 +122,16 @@ class Node:
 
 # The slots' own setters: __setattr__ refuses every assignment, so the constructor and the two
 # realisation events write through these (measured ~30% faster than object.__setattr__).
-_set_op = Node.op.__set__  # type: ignore[attr-defined]
-_set_dtype = Node.dtype.__set__  # type: ignore[attr-defined]
-_set_shape = Node.shape.__set__  # type: ignore[attr-defined]
-_set_src = Node.src.__set__  # type: ignore[attr-defined]
-_set_attrs = Node.attrs.__set__  # type: ignore[attr-defined]
-_set_device = Node.device.__set__  # type: ignore[attr-defined]
-_set_view_src = Node.view_src.__set__  # type: ignore[attr-defined]
-_set_regions = Node.regions.__set__  # type: ignore[attr-defined]
-_set_storage = Node._storage.__set__  # type: ignore[attr-defined]
-_set_computed = Node._computed.__set__  # type: ignore[attr-defined]
+_set_op = Node.__dict__["op"].__set__
+_set_dtype = Node.__dict__["dtype"].__set__
+_set_shape = Node.__dict__["shape"].__set__
+_set_src = Node.__dict__["src"].__set__
+_set_attrs = Node.__dict__["attrs"].__set__
+_set_device = Node.__dict__["device"].__set__
+_set_view_src = Node.__dict__["view_src"].__set__
+_set_regions = Node.__dict__["regions"].__set__
+_set_storage = Node.__dict__["_storage"].__set__
+_set_computed = Node.__dict__["_computed"].__set__
 
 
 PARAM = "param"
@@ -142,7 +153,9 @@ class Region:
     def __post_init__(self) -> None:
         for i, p in enumerate(self.params):
             if p.op != PARAM or p.src or p.attr("index") != i:
-                raise ValueError(f"region parameter {i} must be a '{PARAM}' node with index {i}, got {p!r}")
+                raise ValueError(
+                    f"region parameter {i} must be a '{PARAM}' node with index {i}, got {p!r}"
+                )
 
 
 def param(index: int, dtype: DType, shape: tuple[int, ...], device: Any) -> Node:

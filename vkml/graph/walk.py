@@ -13,6 +13,7 @@ from typing import Any
 
 from vkml.graph.node import Node, Region
 
+
 def toposort(roots: Iterable[Node], descend: Callable[[Node], bool] | None = None) -> list[Node]:
     """Every node the roots need, sources before users; computed nodes are leaves.
 
@@ -49,7 +50,9 @@ def _key_attrs(attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...
     return tuple((k, v.hex() if type(v) is float else v) for k, v in attrs)
 
 
-def structure(schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[tuple[Any, ...], list[Node]]:
+def structure(
+    schedule: Sequence[Node], roots: Sequence[Node]
+) -> tuple[tuple[Any, ...], list[Node]]:
     """The structural key of (schedule, roots) and the leaf nodes in argument order."""
     position: dict[Node, int] = {}
     entries: list[tuple[Any, ...]] = []

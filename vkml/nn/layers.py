@@ -16,7 +16,7 @@ from vkml.dtypes import DType, float32, to_dtype
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import random as _random
 from vkml.frontend.creation import arange, full
-from vkml.frontend.ops import where
+from vkml.frontend.functions import where
 from vkml.frontend.tensor import Tensor
 from vkml.nn.module import Module, defer_update, materialize
 
@@ -61,8 +61,10 @@ class Linear(Module):
         return y if self.bias is None else y + self.bias
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Sequential(Module):
@@ -173,9 +175,11 @@ class LayerNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         n = len(self.normalized_shape)
-        if x.shape[len(x.shape) - n:] != self.normalized_shape:
-            raise ShapeError(f"LayerNorm{self.normalized_shape}: input of shape {x.shape} does "
-                             f"not end with {self.normalized_shape}")
+        if x.shape[len(x.shape) - n :] != self.normalized_shape:
+            raise ShapeError(
+                f"LayerNorm{self.normalized_shape}: input of shape {x.shape} does "
+                f"not end with {self.normalized_shape}"
+            )
         axes = tuple(range(x.ndim - n, x.ndim))
         centred = x - x.mean(axis=axes, keepdims=True)
         var = (centred * centred).mean(axis=axes, keepdims=True)
@@ -229,5 +233,6 @@ def _float_dtype(layer: str, dtype: Any) -> DType:
 
 def _check_last_axis(layer: str, x: Tensor, size: int) -> None:
     if not x.shape or x.shape[-1] != size:
-        raise ShapeError(f"{layer}: expected an input whose last axis has {size} elements, "
-                         f"got shape {x.shape}")
+        raise ShapeError(
+            f"{layer}: expected an input whose last axis has {size} elements, got shape {x.shape}"
+        )

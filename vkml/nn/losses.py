@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.creation import arange
-from vkml.frontend.ops import log_softmax
+from vkml.frontend.functions import log_softmax
 from vkml.frontend.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -34,11 +34,15 @@ def cross_entropy(logits: Tensor, labels: Tensor, reduction: str = "mean") -> Te
     if not logits.dtype.is_float:
         raise DTypeError(f"cross_entropy: logits must be floating-point, got {logits.dtype}")
     if not labels.dtype.is_integer:
-        raise DTypeError(f"cross_entropy: labels must be integer class indices, got "
-                         f"{labels.dtype} (for probabilities, use -(p * log_softmax(x)).sum())")
+        raise DTypeError(
+            f"cross_entropy: labels must be integer class indices, got "
+            f"{labels.dtype} (for probabilities, use -(p * log_softmax(x)).sum())"
+        )
     if not logits.shape or labels.shape != logits.shape[:-1]:
-        raise ShapeError(f"cross_entropy: labels of shape {labels.shape} do not match logits "
-                         f"of shape {logits.shape} (expected labels of shape {logits.shape[:-1]})")
+        raise ShapeError(
+            f"cross_entropy: labels of shape {labels.shape} do not match logits "
+            f"of shape {logits.shape} (expected labels of shape {logits.shape[:-1]})"
+        )
     logp = log_softmax(logits, axis=-1)
     classes = arange(logits.shape[-1], dtype=labels.dtype, device=labels.device)
     one_hot = (labels.unsqueeze(-1) == classes).astype(logp.dtype)
@@ -48,7 +52,8 @@ def cross_entropy(logits: Tensor, labels: Tensor, reduction: str = "mean") -> Te
 def mse_loss(prediction: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean (or sum, or elementwise) squared difference of two tensors of one shape."""
     if prediction.shape != target.shape:
-        raise ShapeError(f"mse_loss: prediction {prediction.shape} and target {target.shape} "
-                         f"differ in shape")
+        raise ShapeError(
+            f"mse_loss: prediction {prediction.shape} and target {target.shape} differ in shape"
+        )
     diff = prediction - target
     return _reduce("mse_loss", diff * diff, reduction)

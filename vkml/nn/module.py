@@ -27,8 +27,8 @@ import numpy as np
 from vkml.dtypes import bfloat16
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.creation import realize, tensor
-from vkml.graph.node import Node
 from vkml.frontend.tensor import Tensor
+from vkml.graph.node import Node
 
 # Tensors whose node is a pending state update (see the module docstring), keyed by id: a
 # WeakSet would compare tensors with ``==``, which is elementwise.
@@ -43,7 +43,7 @@ def rebind(t: Tensor, value: Tensor) -> None:
     node = value._node
     if not node.computed:
         raise AssertionError("rebind() needs a realized value")
-    t._node = Node("data", node.dtype, node.shape, (), (), node.device, node.storage)
+    t._rebind(Node("data", node.dtype, node.shape, (), (), node.device, node.storage))
 
 
 def materialize(tensors: Iterable[Tensor]) -> None:
@@ -71,7 +71,7 @@ def defer_update(t: Tensor, value: Tensor) -> None:
     pending = _DEFERRED.get(id(t))
     # a second update in one step chains on the first; the step reads the value before both
     before = pending[1] if pending is not None and pending[0]() is t else t._node
-    t._node = value._node
+    t._rebind(value._node)
     _DEFERRED[id(t)] = (weakref.ref(t, _forget(id(t))), before)
 
 
@@ -212,7 +212,7 @@ class Module:
         """Write ``state_dict()`` to ``path`` as a NumPy ``.npz`` archive."""
         arrays = {k: _storable(v) for k, v in self.state_dict().items()}
         with open(path, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, allow_pickle=False, **arrays)
 
     def load(self, path: str | Path, strict: bool = True) -> None:
         """Read an ``.npz`` archive written by ``save`` into this module."""
@@ -241,11 +241,13 @@ def _loaded(name: str, value: Any, like: Tensor) -> Tensor:
     if like.dtype is bfloat16 and host.dtype == np.uint16:
         host = host.view(bfloat16.numpy)
     if tuple(host.shape) != like.shape:
-        raise ShapeError(f"load_state_dict: '{name}' has shape {tuple(host.shape)}, the "
-                         f"module's tensor {like.shape}")
+        raise ShapeError(
+            f"load_state_dict: '{name}' has shape {tuple(host.shape)}, the "
+            f"module's tensor {like.shape}"
+        )
     if host.dtype != like.dtype.numpy:
-        raise DTypeError(f"load_state_dict: '{name}' has dtype {host.dtype}, the module's "
-                         f"tensor {like.dtype}; convert it first")
+        raise DTypeError(
+            f"load_state_dict: '{name}' has dtype {host.dtype}, the module's "
+            f"tensor {like.dtype}; convert it first"
+        )
     return tensor(host, like.dtype, like.device)
-
-

@@ -24,8 +24,8 @@ from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
 from vkml.frontend.ops import check_same_device
-from vkml.graph.node import Node
 from vkml.frontend.tensor import Tensor
+from vkml.graph.node import Node
 from vkml.nn.module import materialize, rebind, take_deferred
 from vkml.nn.step import CompiledStep
 
@@ -52,11 +52,14 @@ class Optimizer:
         unique: dict[int, Tensor] = {}
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__}: parameters must be vkml Tensors, got "
-                                f"{type(p).__name__}")
+                raise TypeError(
+                    f"{type(self).__name__}: parameters must be vkml Tensors, got "
+                    f"{type(p).__name__}"
+                )
             if not p.dtype.is_float:
-                raise DTypeError(f"{type(self).__name__}: parameters must be floating-point, "
-                                 f"got {p.dtype}")
+                raise DTypeError(
+                    f"{type(self).__name__}: parameters must be floating-point, got {p.dtype}"
+                )
             unique.setdefault(id(p), p)
         if not unique:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -145,8 +148,10 @@ class Optimizer:
             loss = None
             pairs = [(p, p.grad, s) for p, s in zip(self.params, self.state) if p.grad is not None]
             if not pairs:
-                raise GradientError("step(): no parameter has a .grad; call loss.backward() "
-                                    "first or pass a closure: step(lambda: loss_fn())")
+                raise GradientError(
+                    "step(): no parameter has a .grad; call loss.backward() "
+                    "first or pass a closure: step(lambda: loss_fn())"
+                )
         shared = self.advance(self.shared)
         rebound: list[tuple[Tensor, Tensor]] = list(zip(self.shared.values(), shared.values()))
         for p, g, state in pairs:
@@ -166,12 +171,12 @@ class Optimizer:
             # value_and_grad differentiates with respect to, for the closure's duration
             saved = [p._node for p in params]
             for p, v in zip(params, values):
-                p._node = v._node
+                p._rebind(v._node)
             try:
                 return closure()
             finally:
                 for p, node in zip(params, saved):
-                    p._node = node
+                    p._rebind(node)
 
         loss, grads = value_and_grad(loss_of, argnums=tuple(range(len(params))))(*params)
         return loss, grads
@@ -239,13 +244,17 @@ class Adam(Optimizer):
         return {"exp_avg": _zeros_like(p), "exp_avg_sq": _zeros_like(p)}
 
     def init_shared(self) -> State:
-        return {"bias_correction1": _scalar(0.0, self.device),
-                "bias_correction2": _scalar(0.0, self.device)}
+        return {
+            "bias_correction1": _scalar(0.0, self.device),
+            "bias_correction2": _scalar(0.0, self.device),
+        }
 
     def advance(self, shared: State) -> State:
         b1, b2 = self.betas
-        return {"bias_correction1": shared["bias_correction1"] * b1 + (1.0 - b1),
-                "bias_correction2": shared["bias_correction2"] * b2 + (1.0 - b2)}
+        return {
+            "bias_correction1": shared["bias_correction1"] * b1 + (1.0 - b1),
+            "bias_correction2": shared["bias_correction2"] * b2 + (1.0 - b2),
+        }
 
     def update(
         self, p: Tensor, g: Tensor, state: State, shared: State, lr: Tensor

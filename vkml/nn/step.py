@@ -4,7 +4,7 @@
 in Python (the forward, autograd's backward, the update), walks it to find its structure and
 only then finds the compiled executable in memory. For a small model that Python work costs
 more than the invocation. A ``CompiledStep`` does it once: its first call runs
-``opt.step(closure)`` with ``vkml.frontend.realize.record``, which keeps the realize; then it
+``opt.step(closure)`` with ``vkml.devices.realize.record``, which keeps the realize; then it
 sorts the recorded graph's inputs into three kinds:
 
 * **batch**: the nodes of the tensors passed to the call, in argument order;
@@ -24,19 +24,33 @@ A new batch signature records again; a state tensor whose shape or dtype changed
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from vkml.devices.realize import Replay, record
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
-from vkml.graph.node import Node
-from vkml.frontend.realize import Replay, record
 from vkml.frontend.tensor import Tensor
+from vkml.graph.node import Node
 from vkml.nn.module import materialize, rebind
 
-if TYPE_CHECKING:
-    from vkml.nn.optim import Optimizer
+
+class Optimizer(Protocol):
+    """What a compiled step uses of its optimiser (``vkml.nn.optim.Optimizer``, which makes
+    compiled steps, so this module does not import it)."""
+
+    params: list[Tensor]
+    state: list[dict[str, Tensor]]
+    shared: dict[str, Tensor]
+    steps: int
+    device: Any
+    _lr: Tensor
+
+    def _build(
+        self, closure: Callable[[], Tensor] | None
+    ) -> tuple[Tensor | None, list[tuple[Tensor, Tensor]], dict[Node, Tensor]]: ...
+
 
 Signature = tuple[tuple[tuple[int, ...], str], ...]
 
@@ -48,9 +62,11 @@ BATCH, STATE, CONST = 0, 1, 2
 class _Recording:
     """One recorded step: the replay, where each input comes from, where each result goes."""
 
-    __slots__ = ("replay", "inputs", "outputs")
+    __slots__ = ("inputs", "outputs", "replay")
 
-    def __init__(self, replay: Replay, inputs: list[tuple[int, Any]], outputs: list[Tensor]) -> None:
+    def __init__(
+        self, replay: Replay, inputs: list[tuple[int, Any]], outputs: list[Tensor]
+    ) -> None:
         self.replay = replay
         self.inputs = inputs  # where each leaf's storage comes from, in argument order
         self.outputs = outputs  # the handle each result after the loss is rebound to
@@ -158,7 +174,7 @@ class CompiledStep:
         results = replay.run(storages)
         device = replay.device
         for t, root, storage in zip(recording.outputs, replay.roots[1:], results[1:]):
-            t._node = Node("data", root.dtype, root.shape, (), (), device, storage)
+            t._rebind(Node("data", root.dtype, root.shape, (), (), device, storage))
         self.optimizer.steps += 1
         loss = replay.roots[0]
         return Tensor(Node("data", loss.dtype, loss.shape, (), (), device, results[0]))

@@ -56,7 +56,9 @@ def grad_pow(node: Node, g: Handle, f: Algebra) -> Grads:
     return to_source(base, node.src[0]), to_source(g * flat, node.src[1])
 
 
-def _extreme_pair(node: Node, g: Handle, f: Algebra, loses: Callable[[Handle, Handle], Handle]) -> Grads:
+def _extreme_pair(
+    node: Node, g: Handle, f: Algebra, loses: Callable[[Handle, Handle], Handle]
+) -> Grads:
     a, b = f.tensor(node.src[0]), f.tensor(node.src[1])
     # a tie splits g evenly; NaN compares false everywhere, so both operands then get g
     tie = f.where(a == b, g * 0.5, g)

@@ -22,7 +22,7 @@ def compute_dtype(dtype: DType) -> np.dtype:
     return float32.numpy if dtype.is_float and dtype.bits == 16 else dtype.numpy
 
 
-def scalar(value: float | int | bool, dtype: np.dtype) -> np.ndarray:
+def scalar(value: float | bool, dtype: np.dtype) -> np.ndarray:
     """``value`` as a 0-d array of ``dtype``, rounded the way the MLIR literal is."""
     if dtype.kind in "iub":
         return np.array(int(value) if dtype.kind != "b" else bool(value)).astype(dtype)
@@ -58,7 +58,9 @@ def _finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
             return _finish(fn(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
@@ -77,13 +79,17 @@ def power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         one = np.ones((), x.dtype)
         odd = (np.abs(y) % 2) == 1
         minus_one = np.where(odd, -one if x.dtype.kind == "i" else one, one)
-        recip = np.where(x == 1, one, np.where(x == -1 if x.dtype.kind == "i" else False, minus_one, 0))
+        recip = np.where(
+            x == 1, one, np.where(x == -1 if x.dtype.kind == "i" else False, minus_one, 0)
+        )
         out = np.where(negative, recip, out)
     return out.astype(x.dtype)
 
 
 def compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
         with np.errstate(all="ignore"):
             return _finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
@@ -92,7 +98,9 @@ def compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
 
 
 def unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
             return _finish(fn(cast(xs[0], cdt)), dtype, shape)
@@ -112,7 +120,9 @@ def integral(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
     (NumPy would return float64 for them)."""
     as_float = unary(fn)
 
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         if not dtype.is_float:
             return _finish(xs[0], dtype, shape)
         return as_float(xs, dtype, shape, attrs)
@@ -120,16 +130,20 @@ def integral(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
     return ref
 
 
-def sign(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def sign(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     """1, -1, 0 for either zero (+0.0), NaN for NaN."""
     x = cast(xs[0], dtype.numpy)
     with np.errstate(invalid="ignore"):
         y = np.where(x > 0, 1, np.where(x < 0, -1, np.where(x != x, x, 0)))
-    return _finish(y.astype(dtype.numpy) if dtype.kind != "uint" else np.where(x > 0, 1, 0), dtype, shape)
+    return _finish(
+        y.astype(dtype.numpy) if dtype.kind != "uint" else np.where(x > 0, 1, 0), dtype, shape
+    )
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    return _erf64(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
+    return np.asarray(_erf64(x.astype(np.float64)), np.float64).astype(x.dtype)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -160,27 +174,41 @@ def select_min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(keep, x, y)
 
 
-def relu(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def relu(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     x = cast(xs[0], dtype.numpy)
     zero = np.zeros((), dtype.numpy)
     return _finish(np.where(x <= zero, zero, x), dtype, shape)
 
 
-def where(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
-    return _finish(np.where(cast(xs[0], np.dtype(bool)), cast(xs[1], dtype.numpy), cast(xs[2], dtype.numpy)), dtype, shape)
+def where(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    return _finish(
+        np.where(cast(xs[0], np.dtype(bool)), cast(xs[1], dtype.numpy), cast(xs[2], dtype.numpy)),
+        dtype,
+        shape,
+    )
 
 
-def astype(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def astype(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     with np.errstate(all="ignore"):
         return _finish(xs[0], dtype, shape)
 
 
-def bitcast(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def bitcast(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return np.array(xs[0].view(dtype.numpy), order="C")
 
 
 def bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         return _finish(fn(cast(xs[0], dtype.numpy), cast(xs[1], dtype.numpy)), dtype, shape)
 
     return ref
@@ -202,11 +230,15 @@ def shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return fn
 
 
-def full(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def full(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return _finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
 
 
-def arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def arange(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     cdt = compute_dtype(dtype)
     i = np.arange(shape[0]).astype(cdt)
     with np.errstate(all="ignore"):
@@ -216,29 +248,43 @@ def arange(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs
     return _finish(y, dtype, shape)
 
 
-def reshape(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def reshape(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return xs[0].reshape(shape)
 
 
-def permute(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def permute(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return np.array(np.transpose(xs[0], attrs["perm"]), order="C")
 
 
-def broadcast_to(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def broadcast_to(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return np.array(np.broadcast_to(xs[0], shape), order="C")
 
 
-def strided_slice(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def strided_slice(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     x = np.flip(xs[0], axis=tuple(attrs["reverse"])) if attrs["reverse"] else xs[0]
-    index = tuple(slice(lo, hi, st) for lo, hi, st in zip(attrs["start"], attrs["limit"], attrs["stride"]))
+    index = tuple(
+        slice(lo, hi, st) for lo, hi, st in zip(attrs["start"], attrs["limit"], attrs["stride"])
+    )
     return np.array(x[index], order="C")
 
 
-def concatenate(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def concatenate(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     return np.concatenate([cast(x, dtype.numpy) for x in xs], axis=attrs["axis"])
 
 
-def matmul(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def matmul(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     cdt = compute_dtype(dtype)
     with np.errstate(all="ignore"):
         return _finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
@@ -248,7 +294,7 @@ def pairwise_reduce(
     x: np.ndarray,
     axes: Sequence[int],
     combine: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    pad: float | int | bool,
+    pad: float | bool,
 ) -> np.ndarray:
     """Reduce ``x`` over ``axes`` in vkml's published pairwise order (vkml.dialect.pairwise)."""
     axes = sorted(axes)
@@ -288,7 +334,9 @@ def _keep(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.asarray(y).reshape(shape)
 
 
-def reduce_sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+def reduce_sum(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
     x = xs[0]
     axes = list(attrs["axes"])
     if dtype.is_float:
@@ -298,21 +346,27 @@ def reduce_sum(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], a
             if attrs.get("divisor") is not None:
                 total = total / scalar(attrs["divisor"], acc)
     else:
-        total = np.sum(cast(x, int64.numpy), axis=tuple(axes), dtype=np.int64)
+        total = np.asarray(np.sum(cast(x, int64.numpy), axis=tuple(axes), dtype=np.int64))
     return _finish(_keep(total, shape), dtype, shape)
 
 
 def minmax(largest: bool) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         combine = select_max if largest else select_min
         pad = _extreme(xs[0].dtype, not largest)
-        return _finish(_keep(pairwise_reduce(xs[0], attrs["axes"], combine, pad), shape), dtype, shape)
+        return _finish(
+            _keep(pairwise_reduce(xs[0], attrs["axes"], combine, pad), shape), dtype, shape
+        )
 
     return ref
 
 
 def argextreme(fn: Callable[..., np.ndarray]) -> Reference:
-    def ref(xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]) -> np.ndarray:
+    def ref(
+        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+    ) -> np.ndarray:
         # NumPy's argmax/argmin already take the first extreme and treat NaN as the extreme.
         return _finish(_keep(fn(xs[0], axis=attrs["axis"]), shape), dtype, shape)
 

@@ -104,7 +104,9 @@ class OpDef:
         if not self.bit_exact and (self.ulp > 0) == bool(self.bound):
             raise ValueError(f"op {self.name!r}: an op that is not bit-exact needs one bound")
         if (self.public is None) != (not self.doc):
-            raise ValueError(f"op {self.name!r}: a public op needs a doc, and only a public op has one")
+            raise ValueError(
+                f"op {self.name!r}: a public op needs a doc, and only a public op has one"
+            )
 
     def runs_on(self, device_kind: str, dtype: DType) -> bool:
         """Whether a device of ``device_kind`` can run this op producing ``dtype``, as far

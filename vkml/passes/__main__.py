@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from vkml.errors import CompileError
 from vkml.passes.pipeline import run_passes
@@ -27,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pipeline", action="store_true", help="run the whole compile pipeline")
     parser.add_argument("--split-input-file", action="store_true", help="cases split at // -----")
     args = parser.parse_args(argv)
-    text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+    text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(encoding="utf-8")
     names = list(PIPELINE) if args.pipeline else args.passes
     cases = text.split("// -----") if args.split_input_file else [text]
     status = 0

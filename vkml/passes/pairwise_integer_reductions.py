@@ -18,7 +18,9 @@ from vkml.dialect.pairwise import pairwise_extreme, pairwise_sum
 from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
 
 ARGUMENT = "vkml-pairwise-integer-reductions"
-DESCRIPTION = "rewrite integer sum/min/max reductions into the pairwise tree (drivers that cap loops)"
+DESCRIPTION = (
+    "rewrite integer sum/min/max reductions into the pairwise tree (drivers that cap loops)"
+)
 
 _COMBINERS = ("add", "minimum", "maximum")
 
@@ -45,6 +47,8 @@ def run(module: ir.Operation) -> None:
         dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
         b = FunctionBuilder("pairwise")
         x, init = b.arg(x_type), b.arg(init_type)
+        if combiner is None:  # find_ops kept only the ops with one
+            continue
         if combiner == "add":
             b.ret([pairwise_sum(b, x, dims, init)])
         else:

@@ -14,7 +14,9 @@ from vkml.passes.registry import PASSES, PIPELINE
 PassOptions = Mapping[str, Mapping[str, Any]]
 
 
-def run_passes(text: str, names: Sequence[str] = PIPELINE, options: PassOptions | None = None) -> str:
+def run_passes(
+    text: str, names: Sequence[str] = PIPELINE, options: PassOptions | None = None
+) -> str:
     """Run the named vkml passes over MLIR ``text`` and return the rewritten text.
 
     ``options`` gives a pass keyword arguments for its ``run`` (MLIR's ``name{key=value}``).

@@ -45,7 +45,10 @@ VULKAN_PASSES: tuple[str, ...] = (exact_divide.ARGUMENT, vulkan_nan.ARGUMENT)
 
 # Passes for a target whose driver caps shader loops (lavapipe), first of all: what they emit
 # goes through the rest of the pipeline like anything else.
-LOOP_CAP_PASSES: tuple[str, ...] = (split_contractions.ARGUMENT, pairwise_integer_reductions.ARGUMENT)
+LOOP_CAP_PASSES: tuple[str, ...] = (
+    split_contractions.ARGUMENT,
+    pairwise_integer_reductions.ARGUMENT,
+)
 
 
 def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:

@@ -29,7 +29,9 @@ def _element(t: ir.Type) -> str:
 def _is_narrowing(op: ir.Operation) -> bool:
     if op.name != "stablehlo.convert":
         return False
-    return _element(op.operands[0].type) in ("f32", "f64") and _element(op.results[0].type) in _NARROW
+    return (
+        _element(op.operands[0].type) in ("f32", "f64") and _element(op.results[0].type) in _NARROW
+    )
 
 
 def run(module: ir.Operation) -> None:

@@ -28,13 +28,20 @@ DESCRIPTION = "cut matmul contractions longer than CHUNK into chunks (drivers th
 CHUNK = 1 << 14
 MIN_CHUNK = 1 << 8
 
-_DIMS = re.compile(r"(lhs_batching|rhs_batching|lhs_contracting|rhs_contracting)_dimensions = \[([\d, ]*)\]")
+_DIMS = re.compile(
+    r"(lhs_batching|rhs_batching|lhs_contracting|rhs_contracting)_dimensions = \[([\d, ]*)\]"
+)
 
 
 def _dimension_numbers(op: ir.Operation) -> dict[str, list[int]]:
     text = str(op.attributes["dot_dimension_numbers"])
-    found = {kind: [int(d) for d in dims.split(",") if d.strip()] for kind, dims in _DIMS.findall(text)}
-    return {kind: found.get(kind, []) for kind in ("lhs_batching", "rhs_batching", "lhs_contracting", "rhs_contracting")}
+    found = {
+        kind: [int(d) for d in dims.split(",") if d.strip()] for kind, dims in _DIMS.findall(text)
+    }
+    return {
+        kind: found.get(kind, [])
+        for kind in ("lhs_batching", "rhs_batching", "lhs_contracting", "rhs_contracting")
+    }
 
 
 def _long_canonical_dot(op: ir.Operation, chunk: int) -> bool:

@@ -89,19 +89,13 @@ _RULES: dict[str, _Rule] = {
 # ``stablehlo.compare`` is rewritten separately. tests/py/ops/test_registry.py checks that
 # every op vkml's emitters write for a Vulkan module is here, in ``_RULES`` or a compare, so
 # a new op cannot reach a GPU undecided.
-NAN_TRANSPARENT = frozenset(
-    "stablehlo." + name
-    for name in (
-        # bits moved, not computed
-        "bitcast_convert broadcast_in_dim concatenate constant iota pad reshape reverse select "
-        "slice transpose "
-        # integer and boolean ops
-        "and or xor not shift_left shift_right_logical shift_right_arithmetic "
-        "count_leading_zeros "
-        # IEEE arithmetic that propagates NaN on the drivers measured
-        "abs add subtract multiply divide negate convert dot_general reduce"
-    ).split()
-)
+_MOVE_BITS = ("bitcast_convert", "broadcast_in_dim", "concatenate", "constant", "iota", "pad",
+              "reshape", "reverse", "select", "slice", "transpose")  # fmt: skip
+_INTEGER = ("and", "or", "xor", "not", "shift_left", "shift_right_logical",
+            "shift_right_arithmetic", "count_leading_zeros")  # fmt: skip
+_PROPAGATE = ("abs", "add", "subtract", "multiply", "divide", "negate", "convert", "dot_general",
+              "reduce")  # fmt: skip
+NAN_TRANSPARENT = frozenset("stablehlo." + name for name in (*_MOVE_BITS, *_INTEGER, *_PROPAGATE))
 # self-compares that are a NaN test: direction -> whether it is true for NaN
 _SELF_TESTS = {"NE": True, "EQ": False, "GE": False, "LE": False}
 

@@ -17,10 +17,9 @@ from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
 
 __all__ = [
     "STATS",
-    "allocate_mappable",
-    "upload_mappable",
     "Executable",
     "HalSession",
+    "allocate_mappable",
     "bump",
     "download",
     "download_staged",
@@ -28,4 +27,5 @@ __all__ = [
     "session",
     "snapshot",
     "upload",
+    "upload_mappable",
 ]

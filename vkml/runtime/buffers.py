@@ -7,6 +7,8 @@ reporting a lost device becomes a ``DeviceMemoryError`` / ``DeviceFaultError`` n
 
 from __future__ import annotations
 
+from typing import Any
+
 import iree.runtime as rt
 import numpy as np
 
@@ -101,7 +103,7 @@ def download(
 
 
 # How each dtype is laid out in a mapped buffer when NumPy's own type cannot be used.
-_RAW = {"bool": np.dtype(np.uint8), "bfloat16": np.dtype(np.uint16)}
+_RAW: dict[str, np.dtype[Any]] = {"bool": np.dtype(np.uint8), "bfloat16": np.dtype(np.uint16)}
 
 
 # Memory that the device computes in and the host can map: what a Vulkan result must live in

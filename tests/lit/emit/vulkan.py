@@ -4,8 +4,8 @@
 import numpy as np
 
 import vkml
-from vkml.graph.walk import toposort
 from vkml.compiler.lower import lower_to_mlir
+from vkml.graph.walk import toposort
 
 
 def vulkan_mlir(*tensors: vkml.Tensor) -> str:

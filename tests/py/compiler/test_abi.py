@@ -12,7 +12,7 @@ import vkml
 from vkml.compiler.abi import ABI_VERSION, Abi, TensorSpec
 from vkml.compiler.cache import CompileCache, cache_key
 from vkml.compiler.lower import lower
-from vkml.frontend.devices import CPU_TARGET
+from vkml.compiler.target import CPU_TARGET
 from vkml.dtypes import float32, int64
 from vkml.graph.walk import toposort
 from vkml.runtime.stats import snapshot
@@ -37,7 +37,11 @@ def test_lowering_writes_leaves_in_and_roots_out() -> None:
 def test_a_float_multiply_takes_the_fence_last_and_vulkan_takes_output_buffers() -> None:
     x = vkml.tensor(np.ones(4, np.float32))
     product = _lowered(x * x, output_args=True, fence_float_ops=True)
-    assert (product.abi.output_args, product.abi.fence, product.abi.argument_count) == (True, True, 3)
+    assert (product.abi.output_args, product.abi.fence, product.abi.argument_count) == (
+        True,
+        True,
+        3,
+    )
     assert "%fence: tensor<i32>" in product.text
     on_cpu = _lowered(x * x).abi
     assert (on_cpu.output_args, on_cpu.fence, on_cpu.argument_count) == (False, True, 2)
@@ -59,13 +63,17 @@ def test_manifest_round_trips_byte_for_byte() -> None:
         ('{"abi_version": 99}', "version 99 is not"),
         (f'{{"abi_version": {ABI_VERSION}, "function": 3}}', "'function' must be a str"),
         (
-            f'{{"abi_version": {ABI_VERSION}, "function": "main", "inputs": [{{"dtype": "float32", '
-            f'"shape": [-1]}}], "outputs": [], "output_args": false, "fence": false}}',
+            (
+                f'{{"abi_version": {ABI_VERSION}, "function": "main", "inputs": [{{"dtype": "float32", '
+                f'"shape": [-1]}}], "outputs": [], "output_args": false, "fence": false}}'
+            ),
             "malformed tensor",
         ),
         (
-            f'{{"abi_version": {ABI_VERSION}, "function": "main", "inputs": [{{"dtype": "complex7", '
-            f'"shape": []}}], "outputs": [], "output_args": false, "fence": false}}',
+            (
+                f'{{"abi_version": {ABI_VERSION}, "function": "main", "inputs": [{{"dtype": "complex7", '
+                f'"shape": []}}], "outputs": [], "output_args": false, "fence": false}}'
+            ),
             "malformed tensor",
         ),
     ],

@@ -13,12 +13,11 @@ import pytest
 
 import vkml
 import vkml.compiler.cache as cache_module
-from vkml.frontend.devices import CPU_TARGET
-from vkml.graph.walk import toposort
-from vkml.compiler.lower import lower_to_mlir
 from vkml.compiler.cache import CompileCache, cache_key, default_cache
 from vkml.compiler.compile import compile_module
-from vkml.compiler.target import Target, parse_precompile_targets, vulkan_target
+from vkml.compiler.lower import lower_to_mlir
+from vkml.compiler.target import CPU_TARGET, Target, parse_precompile_targets, vulkan_target
+from vkml.graph.walk import toposort
 from vkml.runtime.stats import snapshot
 from vkml.runtime.vulkan import vulkan_device_reports
 
@@ -66,16 +65,28 @@ def test_miss_compiles_then_memory_then_disk_hit(tmp_path: Path, add_vmfb: bytes
     counters = Counters()
     first = cache.get_or_compile(ADD, CPU_TARGET)
     assert first == add_vmfb
-    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (1, 0, 0)
+    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (
+        1,
+        0,
+        0,
+    )
     assert _valid_entry(cache.path_of(cache_key(ADD, CPU_TARGET)), add_vmfb)
 
     counters = Counters()
     assert cache.get_or_compile(ADD, CPU_TARGET) == add_vmfb
-    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (0, 1, 0)
+    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (
+        0,
+        1,
+        0,
+    )
 
     counters = Counters()
     assert CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET) == add_vmfb
-    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (0, 0, 1)
+    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (
+        0,
+        0,
+        1,
+    )
 
 
 def test_entry_path_is_two_char_shard_of_key(tmp_path: Path) -> None:
@@ -89,11 +100,16 @@ def test_key_changes_with_text_and_target() -> None:
     assert cache_key(ADD, CPU_TARGET) == base
     assert cache_key(MUL, CPU_TARGET) != base
     assert cache_key(ADD + " ", CPU_TARGET) != base
-    more_flags = Target(CPU_TARGET.name, CPU_TARGET.backend, CPU_TARGET.driver,
-                        (*CPU_TARGET.flags, "--iree-opt-level=O3"))
+    more_flags = Target(
+        CPU_TARGET.name,
+        CPU_TARGET.backend,
+        CPU_TARGET.driver,
+        (*CPU_TARGET.flags, "--iree-opt-level=O3"),
+    )
     assert cache_key(ADD, more_flags) != base
-    fewer_flags = Target(CPU_TARGET.name, CPU_TARGET.backend, CPU_TARGET.driver,
-                         CPU_TARGET.flags[:-1])
+    fewer_flags = Target(
+        CPU_TARGET.name, CPU_TARGET.backend, CPU_TARGET.driver, CPU_TARGET.flags[:-1]
+    )
     assert cache_key(ADD, fewer_flags) != base
     renamed = Target("other", CPU_TARGET.backend, CPU_TARGET.driver, CPU_TARGET.flags)
     assert cache_key(ADD, renamed) != base
@@ -172,10 +188,16 @@ def _wrong_magic(raw: bytes) -> bytes:
     return b"XKML" + raw[4:]  # digest and payload intact: only the magic is wrong
 
 
-@pytest.mark.parametrize("damage", [_truncate, _flip_payload_byte, _wrong_magic],
-                         ids=["truncated", "corrupted", "wrong-magic"])
+@pytest.mark.parametrize(
+    "damage",
+    [_truncate, _flip_payload_byte, _wrong_magic],
+    ids=["truncated", "corrupted", "wrong-magic"],
+)
 def test_damaged_entry_is_deleted_and_recompiled(
-    tmp_path: Path, add_vmfb: bytes, damage, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    add_vmfb: bytes,
+    damage,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET)
     path = CompileCache(tmp_path).path_of(cache_key(ADD, CPU_TARGET))
@@ -211,7 +233,11 @@ def test_lru_evicts_least_recently_used_beyond_capacity(tmp_path: Path, add_vmfb
 
     counters = Counters()
     assert cache.get_or_compile(ADD, CPU_TARGET) == add_vmfb
-    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (0, 0, 1)
+    assert (counters["compiles"], counters["cache_hits_memory"], counters["cache_hits_disk"]) == (
+        0,
+        0,
+        1,
+    )
     # ADD came back and pushed out the least recently used one, MUL (SUB was just read)
     counters = Counters()
     cache.get_or_compile(MUL, CPU_TARGET)
@@ -238,7 +264,9 @@ def test_failed_write_leaves_neither_entry_nor_temporary_file(
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
 
 
-def test_unwritable_directory_does_not_raise_and_recompiles(tmp_path: Path, add_vmfb: bytes) -> None:
+def test_unwritable_directory_does_not_raise_and_recompiles(
+    tmp_path: Path, add_vmfb: bytes
+) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache directory should be")
     counters = Counters()

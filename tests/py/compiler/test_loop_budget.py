@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from vkml.compiler import compile as pipeline, loop_budget
+from vkml.compiler.cache import cache_key
+from vkml.compiler.target import parse_precompile_targets, vulkan_target
 from vkml.dialect.ir import compile_str
 from vkml.errors import CompileError
-from vkml.compiler import compile as pipeline
-from vkml.compiler import loop_budget
 from vkml.passes import split_contractions
-from vkml.compiler.cache import cache_key
 from vkml.passes.registry import LOOP_CAP_PASSES, pipeline_for
-from vkml.compiler.target import parse_precompile_targets, vulkan_target
 
 CAP = 65_535
 LAVAPIPE = vulkan_target("llvmpipe", float64=True, loop_cap=CAP)
@@ -51,7 +50,10 @@ def test_budget_sums_each_loop_times_the_loops_around_it() -> None:
     found = {b.function: b for b in loop_budget.budgets(NESTED.replace("%c1 :", "%c1 :"))}
     # %c1 (index) is not defined: the outer loop's step is unknown
     assert found["kernel"].iterations is None
-    fixed = NESTED.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index")
+    fixed = NESTED.replace(
+        "%c0 = arith.constant 0 : index",
+        "%c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index",
+    )
     found = {b.function: b for b in loop_budget.budgets(fixed)}
     # 4 + 4 * 100 inside it, then 2 more (a lower bound that is not a constant counts as 0)
     assert found["kernel"].iterations == 4 + 400 + 2
@@ -98,8 +100,16 @@ def test_a_loop_past_the_cap_fails_the_compile_naming_dispatch_cap_and_remedy() 
 
 def _matmul(batch: int, m: int, k: int, n: int) -> str:
     lead = f"{batch}x" if batch else ""
-    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batch else "contracting_dims = [1] x [0]"
-    a, b, c = f"tensor<{lead}{m}x{k}xf32>", f"tensor<{lead}{k}x{n}xf32>", f"tensor<{lead}{m}x{n}xf32>"
+    dims = (
+        "batching_dims = [0] x [0], contracting_dims = [2] x [1]"
+        if batch
+        else "contracting_dims = [1] x [0]"
+    )
+    a, b, c = (
+        f"tensor<{lead}{m}x{k}xf32>",
+        f"tensor<{lead}{k}x{n}xf32>",
+        f"tensor<{lead}{m}x{n}xf32>",
+    )
     return (
         f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
         f"  %0 = stablehlo.dot_general %a, %b, {dims}, precision = [HIGHEST, HIGHEST] : ({a}, {b}) -> {c}\n"
@@ -107,7 +117,9 @@ def _matmul(batch: int, m: int, k: int, n: int) -> str:
     )
 
 
-def test_long_contraction_compiles_within_the_cap_by_shrinking_its_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_contraction_compiles_within_the_cap_by_shrinking_its_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # IREE runs 2 of the 4 chunks of a 2x3 result per thread: 4 * 16,384 iterations with the
     # first chunk size, so the compile must retry with smaller chunks
     text = _matmul(0, 2, 65_536, 3)

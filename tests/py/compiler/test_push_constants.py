@@ -10,17 +10,21 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.graph.walk import toposort
 from vkml.compiler.lower import lower_to_mlir
 from vkml.compiler.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
 from vkml.compiler.target import Target
+from vkml.graph.walk import toposort
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 
 
 def vulkan_target(name: str) -> Target:
-    return Target(f"vulkan-spirv-{name}", "vulkan-spirv", "vulkan",
-                  (f"--iree-vulkan-target={name}", "--iree-input-demote-f64-to-f32=false"))
+    return Target(
+        f"vulkan-spirv-{name}",
+        "vulkan-spirv",
+        "vulkan",
+        (f"--iree-vulkan-target={name}", "--iree-input-demote-f64-to-f32=false"),
+    )
 
 
 def vulkan_module(*tensors: vkml.Tensor) -> str:

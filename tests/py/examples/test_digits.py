@@ -15,8 +15,10 @@ import vkml
 pytest.importorskip("sklearn")
 from vkml.examples import digits
 
-RESULT = re.compile(r"result: accuracy=(\d\.\d{4}) steps_per_s=(\d+) device=(\S+) "
-                    r"compile_s=(\d+\.\d{2})")
+RESULT = re.compile(
+    r"result: accuracy=(\d\.\d{4}) steps_per_s=(\d+) device=(\S+) "
+    r"compile_s=(\d+\.\d{2})"
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,11 +26,11 @@ def data() -> digits.Digits:
     return digits.load_data(seed=0)
 
 
-def test_short_run_prints_the_result_line_last(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_short_run_prints_the_result_line_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     plot = tmp_path / "curve.png"
-    status = digits.main(["--steps", "12", "--device", "cpu", "--plot", str(plot),
-                          "--no-progress"])
+    status = digits.main(["--steps", "12", "--device", "cpu", "--plot", str(plot), "--no-progress"])
     lines = capsys.readouterr().out.splitlines()
     match = RESULT.fullmatch(lines[-1])
     assert match, lines[-1]
@@ -49,8 +51,9 @@ def test_each_step_is_one_invocation_and_a_memory_hit_from_step_two(data: digits
         before = vkml.stats()
         digits.training_step(model, opt, x, y)
         after = vkml.stats()
-        deltas.append(tuple(after[k] - before[k] for k in ("invocations", "compiles",
-                                                            "cache_hits_memory")))
+        deltas.append(
+            tuple(after[k] - before[k] for k in ("invocations", "compiles", "cache_hits_memory"))
+        )
     assert deltas[0][0] == 1
     assert deltas[1:] == [(1, 0, 1)] * 4
 

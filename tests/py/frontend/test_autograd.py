@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.frontend import autograd
+from vkml.frontend import grad_mode
 from vkml.ops.registry import OPS
 
 Fn = Callable[..., vkml.Tensor]
@@ -73,8 +73,10 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("erf", "erf", lambda a: vkml.erf(a), [signed(2, 3)]),
     ("gelu", "gelu", lambda a: a.gelu(), [signed(2, 3)]),
     # piecewise constant: a zero gradient, and finite differences agree away from the jumps
-    *[(op, op, lambda a, op=op: getattr(a, op)() * a, [signed(2, 3) * 2.5])
-      for op in ("floor", "ceil", "trunc", "round", "sign")],
+    *[
+        (op, op, lambda a, op=op: getattr(a, op)() * a, [signed(2, 3) * 2.5])
+        for op in ("floor", "ceil", "trunc", "round", "sign")
+    ],
     ("astype-to-float32", "astype", lambda a: a.astype(vkml.float32) * 3.0, [signed(2, 3)]),
     (
         "reshape",
@@ -104,7 +106,12 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
 FLOAT32_ON_CPU = {"tanh", "sin", "cos"}
 NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "arange"} | {
     # integer-only ops, and bitcast (bits are not a differentiable function of a value)
-    "bitcast", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+    "bitcast",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
 }
 
 
@@ -446,7 +453,7 @@ def test_no_grad_is_per_thread() -> None:
     finally:
         release.set()
         other.join()
-    assert autograd.NO_GRAD_ACTIVE == 0
+    assert grad_mode.NO_GRAD_ACTIVE == 0
 
 
 def test_detach_stops_the_gradient() -> None:
@@ -459,7 +466,7 @@ def test_detach_stops_the_gradient() -> None:
 def test_functional_grad_is_lazy_and_takes_argnums() -> None:
     a = vkml.tensor([1.0, 2.0], device="reference")
     b = vkml.tensor([3.0, 4.0], device="reference")
-    f = lambda p, q: (p * p * q).sum()  # noqa: E731
+    f = lambda p, q: (p * p * q).sum()
     value, (ga, gb) = vkml.value_and_grad(f, argnums=(0, 1))(a, b)
     assert not ga.is_realized
     vkml.reset_stats()

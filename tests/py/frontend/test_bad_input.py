@@ -56,50 +56,89 @@ class Bad:
 
 
 BAD: dict[str, Bad] = {
-    "add-shape-mismatch": Bad(lambda o: o.a + o.b, ShapeError, ValueError,
-                              ("'add'", "(2, 3)", "(2,)")),
-    "matmul-inner-dims": Bad(lambda o: o.a @ o.a, ShapeError, ValueError,
-                             ("'matmul'", "(2, 3) @ (2, 3)", "3 != 2")),
-    "sum-axis": Bad(lambda o: vkml.sum(o.a, axis=2), AxisError, IndexError,
-                    ("'sum'", "axis 2", "(2, 3)")),
-    "mean-axis": Bad(lambda o: o.a.mean(axis=-3), AxisError, IndexError,
-                     ("'mean'", "axis -3", "(2, 3)")),
-    "amax-axis": Bad(lambda o: vkml.amax(o.a, axis=5), AxisError, ValueError,
-                     ("'amax'", "axis 5", "(2, 3)")),
-    "argmax-axis": Bad(lambda o: o.a.argmax(axis=2), AxisError, IndexError,
-                       ("'argmax'", "axis 2", "(2, 3)")),
-    "softmax-axis": Bad(lambda o: vkml.softmax(o.a, axis=3), AxisError, ValueError,
-                        ("axis 3", "(2, 3)")),
-    "repeated-axis": Bad(lambda o: o.a.sum(axis=(1, -1)), AxisError, ValueError,
-                         ("'sum'", "axis 1", "repeated", "(1, -1)")),
-    "reshape": Bad(lambda o: o.a.reshape(4, 2), ShapeError, ValueError,
-                   ("'reshape'", "(2, 3)", "(4, 2)")),
-    "broadcast-to": Bad(lambda o: vkml.broadcast_to(o.a, (3, 3)), ShapeError, ValueError,
-                        ("'broadcast_to'", "(2, 3)", "(3, 3)")),
-    "squeeze-non-1": Bad(lambda o: o.a.squeeze(0), ShapeError, ValueError,
-                         ("'squeeze'", "axis 0", "(2, 3)", "length 2")),
-    "dtype-name": Bad(lambda o: vkml.tensor([1], dtype="complex64"), DTypeError, TypeError,
-                      ("'complex64'", "float32", "int64")),
+    "add-shape-mismatch": Bad(
+        lambda o: o.a + o.b, ShapeError, ValueError, ("'add'", "(2, 3)", "(2,)")
+    ),
+    "matmul-inner-dims": Bad(
+        lambda o: o.a @ o.a, ShapeError, ValueError, ("'matmul'", "(2, 3) @ (2, 3)", "3 != 2")
+    ),
+    "sum-axis": Bad(
+        lambda o: vkml.sum(o.a, axis=2), AxisError, IndexError, ("'sum'", "axis 2", "(2, 3)")
+    ),
+    "mean-axis": Bad(
+        lambda o: o.a.mean(axis=-3), AxisError, IndexError, ("'mean'", "axis -3", "(2, 3)")
+    ),
+    "amax-axis": Bad(
+        lambda o: vkml.amax(o.a, axis=5), AxisError, ValueError, ("'amax'", "axis 5", "(2, 3)")
+    ),
+    "argmax-axis": Bad(
+        lambda o: o.a.argmax(axis=2), AxisError, IndexError, ("'argmax'", "axis 2", "(2, 3)")
+    ),
+    "softmax-axis": Bad(
+        lambda o: vkml.softmax(o.a, axis=3), AxisError, ValueError, ("axis 3", "(2, 3)")
+    ),
+    "repeated-axis": Bad(
+        lambda o: o.a.sum(axis=(1, -1)),
+        AxisError,
+        ValueError,
+        ("'sum'", "axis 1", "repeated", "(1, -1)"),
+    ),
+    "reshape": Bad(
+        lambda o: o.a.reshape(4, 2), ShapeError, ValueError, ("'reshape'", "(2, 3)", "(4, 2)")
+    ),
+    "broadcast-to": Bad(
+        lambda o: vkml.broadcast_to(o.a, (3, 3)),
+        ShapeError,
+        ValueError,
+        ("'broadcast_to'", "(2, 3)", "(3, 3)"),
+    ),
+    "squeeze-non-1": Bad(
+        lambda o: o.a.squeeze(0),
+        ShapeError,
+        ValueError,
+        ("'squeeze'", "axis 0", "(2, 3)", "length 2"),
+    ),
+    "dtype-name": Bad(
+        lambda o: vkml.tensor([1], dtype="complex64"),
+        DTypeError,
+        TypeError,
+        ("'complex64'", "float32", "int64"),
+    ),
     "string-data": Bad(lambda o: vkml.tensor("abc"), DataError, TypeError, ("str", "'abc'")),
-    "ragged-data": Bad(lambda o: vkml.tensor([[1, 2], [3]]), DataError, TypeError,
-                       ("list", "ragged")),
+    "ragged-data": Bad(
+        lambda o: vkml.tensor([[1, 2], [3]]), DataError, TypeError, ("list", "ragged")
+    ),
     "object-data": Bad(lambda o: vkml.tensor([object()]), DataError, TypeError, ("object",)),
-    "index-out-of-range": Bad(lambda o: o.a[2], IndexingError, IndexError,
-                              ("index 2", "axis 0", "size 2")),
-    "negative-index-out-of-range": Bad(lambda o: o.a[:, -4], IndexingError, IndexError,
-                                       ("index -4", "axis 1", "size 3")),
-    "too-many-indices": Bad(lambda o: o.a[0, 0, 0], IndexingError, IndexError,
-                            ("too many indices", "(2, 3)", "3")),
-    "advanced-indexing": Bad(lambda o: o.a[[0, 1]], IndexingError, IndexError,
-                             ("advanced", "list")),
-    "item-multi-element": Bad(lambda o: o.a.item(), ShapeError, ValueError,
-                              ("item()", "(2, 3)", "6 elements")),
-    "mean-of-int": Bad(lambda o: vkml.tensor([1, 2]).mean(), DTypeError, TypeError,
-                       ("'mean'", "int64")),
-    "bool-arithmetic": Bad(lambda o: vkml.tensor([True]) + vkml.tensor([True]), DTypeError,
-                           TypeError, ("'add'", "bool")),
-    "unknown-device": Bad(lambda o: vkml.device("vulkan:7"), DeviceError, ValueError,
-                          ("'vulkan:7'", "cpu", "reference")),
+    "index-out-of-range": Bad(
+        lambda o: o.a[2], IndexingError, IndexError, ("index 2", "axis 0", "size 2")
+    ),
+    "negative-index-out-of-range": Bad(
+        lambda o: o.a[:, -4], IndexingError, IndexError, ("index -4", "axis 1", "size 3")
+    ),
+    "too-many-indices": Bad(
+        lambda o: o.a[0, 0, 0], IndexingError, IndexError, ("too many indices", "(2, 3)", "3")
+    ),
+    "advanced-indexing": Bad(
+        lambda o: o.a[[0, 1]], IndexingError, IndexError, ("advanced", "list")
+    ),
+    "item-multi-element": Bad(
+        lambda o: o.a.item(), ShapeError, ValueError, ("item()", "(2, 3)", "6 elements")
+    ),
+    "mean-of-int": Bad(
+        lambda o: vkml.tensor([1, 2]).mean(), DTypeError, TypeError, ("'mean'", "int64")
+    ),
+    "bool-arithmetic": Bad(
+        lambda o: vkml.tensor([True]) + vkml.tensor([True]),
+        DTypeError,
+        TypeError,
+        ("'add'", "bool"),
+    ),
+    "unknown-device": Bad(
+        lambda o: vkml.device("vulkan:7"),
+        DeviceError,
+        ValueError,
+        ("'vulkan:7'", "cpu", "reference"),
+    ),
 }
 
 
@@ -167,8 +206,10 @@ def test_empty_tensor_arithmetic(device: str) -> None:
     empty = vkml.tensor(np.zeros((0, 3), np.float32), device=device)
     _exact(empty + 1.0, np.zeros((0, 3), np.float32))
     _exact(empty * vkml.ones((1, 3), device=device), np.zeros((0, 3), np.float32))
-    _exact(vkml.zeros((0,), device=device) - vkml.zeros((0,), device=device),
-           np.zeros((0,), np.float32))
+    _exact(
+        vkml.zeros((0,), device=device) - vkml.zeros((0,), device=device),
+        np.zeros((0,), np.float32),
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -188,11 +229,14 @@ def test_zero_d_arithmetic_on_uploaded_scalar(device: str) -> None:
 def test_sum_over_empty_axis_is_positive_zero(device: str) -> None:
     # as NumPy: an empty sum is +0.0, so 1 / sum is +inf, not -inf
     _exact(vkml.zeros((0, 3), device=device).sum(axis=0), np.zeros((3,), np.float32))
-    _exact(vkml.tensor(np.zeros((0, 3), np.float32), device=device).sum(axis=0),
-           np.zeros((3,), np.float32))
+    _exact(
+        vkml.tensor(np.zeros((0, 3), np.float32), device=device).sum(axis=0),
+        np.zeros((3,), np.float32),
+    )
     _exact(vkml.zeros((0,), device=device).sum(), np.array(0.0, np.float32))
-    _exact(vkml.zeros((2, 0), device=device).sum(axis=1, keepdims=True),
-           np.zeros((2, 1), np.float32))
+    _exact(
+        vkml.zeros((2, 0), device=device).sum(axis=1, keepdims=True), np.zeros((2, 1), np.float32)
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -105,7 +105,9 @@ def test_a_result_larger_than_the_device_raises_memory_error_naming_device_and_s
     assert (err.device, err.status, err.nbytes) == (name, "RESOURCE_EXHAUSTED", huge * 4)
     text = str(err)
     assert text.startswith(label(device) + " ")
-    assert {HUGE: "1.00 TiB (1099511627776 bytes)", 2**30: "4.00 GiB (4294967296 bytes)"}[huge] in text
+    assert {HUGE: "1.00 TiB (1099511627776 bytes)", 2**30: "4.00 GiB (4294967296 bytes)"}[
+        huge
+    ] in text
     assert "float32" in text and f"({huge},)" in text
     assert "Use a smaller batch or shape" in text
     assert "RESOURCE_EXHAUSTED" in text and "RESOURCE_EXHAUSTED" in str(err.__cause__)

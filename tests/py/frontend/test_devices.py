@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import vkml
+from vkml.devices.registry import all_devices
 from vkml.dtypes import ALL
-from vkml.frontend.devices import all_devices
 from vkml.ops.registry import OPS
 
 
@@ -64,7 +64,9 @@ def test_reference_results_are_read_only_copies() -> None:
 
 @pytest.mark.parametrize("device", ["cpu", "reference"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "int64"])
-def test_numpy_without_copy_is_a_read_only_view_with_the_same_values(device: str, dtype: str) -> None:
+def test_numpy_without_copy_is_a_read_only_view_with_the_same_values(
+    device: str, dtype: str
+) -> None:
     x = vkml.tensor(np.arange(6).reshape(2, 3) % 4, dtype=dtype, device=device)
     y = (x == x).astype(dtype) if dtype == "bool" else x + x
     view = y.numpy(copy=False)
@@ -76,7 +78,7 @@ def test_numpy_without_copy_is_a_read_only_view_with_the_same_values(device: str
 
 
 def test_best_device_without_vulkan_is_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vkml.frontend import devices
+    from vkml.devices import registry as devices
 
     monkeypatch.setattr(devices, "_VULKAN_REPORTS", [])
     assert vkml.best_device() is vkml.cpu
@@ -85,13 +87,15 @@ def test_best_device_without_vulkan_is_cpu(monkeypatch: pytest.MonkeyPatch) -> N
 def test_best_device_prefers_a_discrete_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
-    from vkml.frontend import devices
+    from vkml.devices import registry as devices
     from vkml.runtime.vulkan import vulkan_device_reports
 
     reports = vulkan_device_reports()
     if not reports:
-        pytest.skip("no Vulkan device to model the reports on: apt-get install libvulkan1 "
-                    "mesa-vulkan-drivers")
+        pytest.skip(
+            "no Vulkan device to model the reports on: apt-get install libvulkan1 "
+            "mesa-vulkan-drivers"
+        )
     cpu_like = dataclasses.replace(reports[0], index=0, device_type="cpu")
     discrete = dataclasses.replace(reports[0], index=1, device_type="discrete")
     monkeypatch.setattr(devices, "_VULKAN_REPORTS", [cpu_like, discrete])

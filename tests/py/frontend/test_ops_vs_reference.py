@@ -81,12 +81,15 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["div"] = ("div", lambda t: t["a"] / t["b"])
         p["maximum"] = ("maximum", lambda t: vkml.maximum(t["a"], t["b"]))
         p["minimum"] = ("minimum", lambda t: vkml.minimum(t["a"], t["b"]))
-        p["pow"] = ("pow", (lambda t: t["pos"] ** t["b"]) if flt else (lambda t: t["a"] ** t["pos"]))
+        p["pow"] = (
+            "pow",
+            (lambda t: t["pos"] ** t["b"]) if flt else (lambda t: t["a"] ** t["pos"]),
+        )
         p["neg"] = ("neg", lambda t: -t["a"])
         p["abs"] = ("abs", lambda t: abs(t["a"]))
         p["relu"] = ("relu", lambda t: t["a"].relu())
         for name in ("floor", "ceil", "trunc", "round", "sign"):
-            p[name] = (name, (lambda n: lambda t: getattr(vkml, n)(t["a"]))(name))
+            p[name] = (name, lambda t, n=name: getattr(vkml, n)(t["a"]))
         p["lt"] = ("lt", lambda t: t["a"] < t["b"])
         p["le"] = ("le", lambda t: t["a"] <= t["b"])
         p["gt"] = ("gt", lambda t: t["a"] > t["b"])
@@ -103,7 +106,10 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["right_shift"] = ("right_shift", lambda t: vkml.right_shift(t["a"], t["b"]))
         for op in ("left_shift", "right_shift"):
             # extreme values by every amount, those outside [0, bits) included
-            p[f"{op}_edges"] = (op, (lambda o: lambda t: getattr(vkml, o)(*shift_edges(dtype, t["a"].device)))(op))
+            p[f"{op}_edges"] = (
+                op,
+                lambda t, o=op: getattr(vkml, o)(*shift_edges(dtype, t["a"].device)),
+            )
     if dtype != "bool":
         p["bitcast"] = ("bitcast", lambda t: vkml.bitcast(t["a"], BITCAST_PARTNER[dtype]))
     p["eq"] = ("eq", lambda t: t["a"] == t["b"])
@@ -114,11 +120,11 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             continue  # pinned by test_cpu_refuses_what_its_support_table_excludes
         if flt and name in ("sin", "cos"):
             # |x| <= 20: for large arguments the devices' range reductions differ (docs)
-            p[name] = (name, (lambda n: lambda t: getattr(vkml, n)(t["mid"]))(name))
-            p[name + "_pos"] = (name, (lambda n: lambda t: getattr(vkml, n)(t["pos"]))(name))
+            p[name] = (name, lambda t, n=name: getattr(vkml, n)(t["mid"]))
+            p[name + "_pos"] = (name, lambda t, n=name: getattr(vkml, n)(t["pos"]))
         elif flt:
-            p[name] = (name, (lambda n: lambda t: getattr(vkml, n)(t["a"]))(name))
-            p[name + "_pos"] = (name, (lambda n: lambda t: getattr(vkml, n)(t["pos"]))(name))
+            p[name] = (name, lambda t, n=name: getattr(vkml, n)(t["a"]))
+            p[name + "_pos"] = (name, lambda t, n=name: getattr(vkml, n)(t["pos"]))
     p["sum"] = ("sum", lambda t: t["a"].sum(axis=1))
     p["sum_all"] = ("sum", lambda t: t["pos"].sum())
     p["sum_axis0_keep"] = ("sum", lambda t: t["a"].sum(axis=0, keepdims=True))
@@ -141,12 +147,15 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     if dtype != "bool":
         p["arange"] = ("arange", lambda t: vkml.arange(1, 20, 3, dtype=dtype, device=t["a"].device))
     if flt:
-        p["linspace"] = ("arange", lambda t: vkml.linspace(-1.0, 2.0, 7, dtype=dtype, device=t["a"].device))
+        p["linspace"] = (
+            "arange",
+            lambda t: vkml.linspace(-1.0, 2.0, 7, dtype=dtype, device=t["a"].device),
+        )
     for target in ALL:
-        p[f"astype_{target}"] = ("astype", (lambda d: lambda t: t["pos"].astype(d))(target))
+        p[f"astype_{target}"] = ("astype", lambda t, d=target: t["pos"].astype(d))
         if target in FLOATS or target == "bool":
             # specials too (NaN, inf, -0.0, negatives): float -> int of those is unspecified
-            p[f"astype_all_{target}"] = ("astype", (lambda d: lambda t: t["a"].astype(d))(target))
+            p[f"astype_all_{target}"] = ("astype", lambda t, d=target: t["a"].astype(d))
     return p
 
 
@@ -168,7 +177,9 @@ def _check(name: str, opname: str, got: np.ndarray, want: np.ndarray, dtype: str
         err = np.abs(got.astype(np.float64) - want.astype(np.float64))
         err = np.where(np.isnan(want.astype(np.float64)), 0, err)
         bound = op.ulp * float(ml_dtypes.finfo(got.dtype).eps)
-        assert np.array_equal(np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))), what
+        assert np.array_equal(
+            np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))
+        ), what
         assert err.max() <= bound, f"{what}: absolute error {err.max():.3g} > {bound:.3g}"
     else:
         assert_within_ulp(got, want, op.ulp, what)

@@ -7,8 +7,7 @@ comparisons, casts, views, pairwise sums, amax), so the whole graph must agree b
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from numerics import assert_bit_exact
 
 import vkml
@@ -32,7 +31,14 @@ def graphs(draw: st.DrawFn) -> tuple[list[np.ndarray], list[tuple]]:
     program = []
     for _ in range(draw(st.integers(1, 8))):
         kind = draw(st.sampled_from(["binary", "where", "view", "reduce", "cast", "scalar"]))
-        program.append((kind, draw(st.integers(0, 1000)), draw(st.integers(0, 1000)), draw(st.sampled_from(BINARY))))
+        program.append(
+            (
+                kind,
+                draw(st.integers(0, 1000)),
+                draw(st.integers(0, 1000)),
+                draw(st.sampled_from(BINARY)),
+            )
+        )
     return arrays, program
 
 
@@ -50,7 +56,11 @@ def run(arrays: list[np.ndarray], program: list[tuple], device: vkml.Device) -> 
                 out = _view(x, j)
             elif kind == "reduce":
                 axis = j % x.ndim if x.ndim else None
-                out = x.sum(axis=axis) if op in ("add", "sub", "mul") else x.amax(axis=axis, keepdims=True)
+                out = (
+                    x.sum(axis=axis)
+                    if op in ("add", "sub", "mul")
+                    else x.amax(axis=axis, keepdims=True)
+                )
             elif kind == "cast":
                 out = x.astype(vkml.float16).astype(vkml.float32)
             else:

@@ -1,4 +1,4 @@
-"""Behaviour of ``vkml/frontend/realize.py``: the seven steps of realize(), each pinned."""
+"""Behaviour of ``vkml/devices/realize.py``: the seven steps of realize(), each pinned."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.frontend.realize as realize_module
 import vkml.compiler.cache
+import vkml.devices.realize as realize_module
+from vkml.devices.coverage import coverage_report, format_coverage
 from vkml.dtypes import DType
-from vkml.frontend.coverage import coverage_report, format_coverage
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
 from vkml.ops.registry import OPS

@@ -20,10 +20,31 @@ def _edges(dtype: str) -> np.ndarray:
     info = np.finfo(dtype)
     frac = 2.0 ** (info.nmant - 1)  # the largest magnitude with a half: x + 0.5
     values = [
-        0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 1.0, -1.0,
-        frac + 0.5, -(frac + 0.5), 2.0 * frac, float(info.max), -float(info.max),
-        float(info.smallest_subnormal), -float(info.smallest_subnormal), np.inf, -np.inf, np.nan,
-        3.7, -3.7, 1e6 + 0.25,
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.49999997,
+        -0.49999997,
+        1.0,
+        -1.0,
+        frac + 0.5,
+        -(frac + 0.5),
+        2.0 * frac,
+        float(info.max),
+        -float(info.max),
+        float(info.smallest_subnormal),
+        -float(info.smallest_subnormal),
+        np.inf,
+        -np.inf,
+        np.nan,
+        3.7,
+        -3.7,
+        1e6 + 0.25,
     ]
     with np.errstate(over="ignore"):  # 1e6 + 0.25 is inf in float16, as it should be
         return np.array(values, np.float64).astype(dtype)
@@ -43,7 +64,9 @@ def _flushed(x: np.ndarray) -> np.ndarray:
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
-    return a.view(np.uint16 if a.dtype.itemsize == 2 else np.uint32 if a.dtype.itemsize == 4 else np.uint64)
+    return a.view(
+        np.uint16 if a.dtype.itemsize == 2 else np.uint32 if a.dtype.itemsize == 4 else np.uint64
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -58,18 +81,26 @@ def test_rounding_of_float_edges_is_numpys_bit_for_bit(op: str, dtype: str, devi
     flushes = device == "cpu" and dtype in ("float32", "float64")
     want = _want(op, _flushed(x) if flushes else x)
     assert got.dtype == want.dtype
-    np.testing.assert_array_equal(_bits(got), _bits(want), err_msg=f"{op} {dtype} on {device}: {x} -> {got}")
+    np.testing.assert_array_equal(
+        _bits(got), _bits(want), err_msg=f"{op} {dtype} on {device}: {x} -> {got}"
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64"])
 @pytest.mark.parametrize("op", OPS)
-def test_integers_keep_their_dtype_and_value_except_under_sign(op: str, dtype: str, device: str) -> None:
+def test_integers_keep_their_dtype_and_value_except_under_sign(
+    op: str, dtype: str, device: str
+) -> None:
     dev = vkml.device(device)
     if not dev.supports(op, vkml.dtypes.to_dtype(dtype)):
         pytest.skip(f"{device} has no {dtype}")
     info = np.iinfo(dtype)
-    x = np.array([info.min, -7, -1, 0, 1, 7, info.max], np.int64).clip(info.min, info.max).astype(dtype)
+    x = (
+        np.array([info.min, -7, -1, 0, 1, 7, info.max], np.int64)
+        .clip(info.min, info.max)
+        .astype(dtype)
+    )
     got = getattr(vkml, op)(vkml.tensor(x, device=dev)).numpy()
     want = np.sign(x) if op == "sign" else x
     assert got.dtype == np.dtype(dtype)
@@ -97,4 +128,7 @@ def test_method_and_function_are_the_same_op() -> None:
     x = vkml.tensor(np.array([-1.5, 2.5], np.float32))
     for op in OPS:
         np.testing.assert_array_equal(getattr(x, op)().numpy(), getattr(vkml, op)(x).numpy())
-        assert getattr(vkml, op).__doc__ and getattr(vkml.Tensor, op).__doc__ == getattr(vkml, op).__doc__
+        assert (
+            getattr(vkml, op).__doc__
+            and getattr(vkml.Tensor, op).__doc__ == getattr(vkml, op).__doc__
+        )

@@ -98,7 +98,9 @@ def vulkan() -> vkml.Device:
     return vkml.device("vulkan:0")
 
 
-def _both(vulkan: vkml.Device, program: Program, *arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _both(
+    vulkan: vkml.Device, program: Program, *arrays: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     want = program(*(vkml.tensor(a, device=vkml.reference) for a in arrays)).numpy()
     got = program(*(vkml.tensor(a, device=vulkan) for a in arrays)).numpy()
     return got, want
@@ -165,7 +167,9 @@ def random_graph(seed: int, device: vkml.Device) -> list[vkml.Tensor]:
 
 
 def _arith(op: str, x: vkml.Tensor | float, y: vkml.Tensor | float) -> vkml.Tensor:
-    return {"add": vkml.add, "sub": vkml.subtract, "mul": vkml.multiply, "div": vkml.divide}[op](x, y)
+    return {"add": vkml.add, "sub": vkml.subtract, "mul": vkml.multiply, "div": vkml.divide}[op](
+        x, y
+    )
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -180,8 +184,8 @@ def test_random_graph_matches_reference_on_vulkan(vulkan: vkml.Device, seed: int
 def test_vulkan_modules_negate_floats_on_the_sign_bit() -> None:
     """No float ``negate`` in a Vulkan module: a driver cannot push a negation it never sees
     into the subtraction before it (the rewrite that lost -0.0 on an H200)."""
-    from vkml.graph.walk import toposort
     from vkml.compiler.lower import lower_to_mlir
+    from vkml.graph.walk import toposort
 
     x = vkml.tensor(np.ones(8, np.float32), device=vkml.reference)
     out = -((-1.0) - x)

@@ -64,8 +64,10 @@ def test_asking_for_a_missing_vulkan_device_lists_the_devices(vulkan: vkml.Devic
         vkml.device("vulkan:7")
 
 
-def test_target_follows_the_device_report(vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vkml.frontend.devices import vulkan_target_for
+def test_target_follows_the_device_report(
+    vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vkml.compiler.target import vulkan_target_for
 
     report = vulkan.report
     if "llvmpipe" in report.name:
@@ -77,7 +79,9 @@ def test_target_follows_the_device_report(vulkan: vkml.Device, monkeypatch: pyte
         vulkan_target_for(report)
 
 
-def test_staged_readback_gives_the_same_bits(vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_staged_readback_gives_the_same_bits(
+    vulkan: vkml.Device, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The discrete-GPU path (a copy into host-cached memory, then a read) on this device."""
     data = np.random.default_rng(3).normal(size=(257, 33)).astype(np.float32)
     x = vkml.tensor(data, device=vulkan)

@@ -56,7 +56,9 @@ def test_argextreme_along_each_axis_of_a_long_matrix(vulkan: vkml.Device, op: st
 
 @pytest.mark.parametrize("n", LONG)
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "bool"])
-def test_integer_sum_of_a_long_row_counts_every_element(vulkan: vkml.Device, dtype: str, n: int) -> None:
+def test_integer_sum_of_a_long_row_counts_every_element(
+    vulkan: vkml.Device, dtype: str, n: int
+) -> None:
     x = np.ones(n, dtype)
     if not vulkan.supports("sum", vkml.dtypes.to_dtype(dtype)):
         pytest.skip(f"{vulkan} refuses {dtype}")
@@ -75,11 +77,15 @@ def test_integer_sums_along_axes_match_reference(vulkan: vkml.Device) -> None:
 def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device, k: int) -> None:
     a = np.ones((2, k), np.float32)
     b = np.ones((k, 3), np.float32)
-    np.testing.assert_array_equal((_on(vulkan, a) @ _on(vulkan, b)).numpy(), np.full((2, 3), k, np.float32))
+    np.testing.assert_array_equal(
+        (_on(vulkan, a) @ _on(vulkan, b)).numpy(), np.full((2, 3), k, np.float32)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
-def test_long_matmul_matches_reference_within_the_gemm_bound(vulkan: vkml.Device, dtype: str) -> None:
+def test_long_matmul_matches_reference_within_the_gemm_bound(
+    vulkan: vkml.Device, dtype: str
+) -> None:
     rng = np.random.default_rng(11)
     k = 131_072
     if dtype == "int32":
@@ -101,7 +107,9 @@ def test_long_matmul_gradient(vulkan: vkml.Device) -> None:
     # the backward pass contracts over the batch: a long K in the transposed products
     rng = np.random.default_rng(5)
     x = rng.standard_normal((70_000, 4)).astype(np.float32)
-    w = vkml.tensor(rng.standard_normal((4, 3)).astype(np.float32), device=vulkan, requires_grad=True)
+    w = vkml.tensor(
+        rng.standard_normal((4, 3)).astype(np.float32), device=vulkan, requires_grad=True
+    )
     (_on(vulkan, x) @ w).sum().backward()
     want = x.astype(np.float64).sum(axis=0)[:, None] * np.ones((1, 3))
     np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-4, atol=1e-2)

@@ -13,7 +13,7 @@ import pytest
 import vkml
 import vkml.runtime.vulkan
 from vkml import nn
-from vkml.frontend import realize as realize_module
+from vkml.devices import realize as realize_module
 
 RNG = np.random.default_rng(5)
 BATCHES = [
@@ -51,7 +51,7 @@ def train(
             loss = step(xb, yb)
         else:
             x, y = vkml.tensor(xb, device=device), vkml.tensor(yb, device=device)
-            loss = opt.step(lambda: nn.cross_entropy(model(x), y))
+            loss = opt.step(lambda x=x, y=y: nn.cross_entropy(model(x), y))
         losses.append(loss.item())
     assert opt.steps == STEPS
     return losses, model.state_dict()
@@ -111,7 +111,7 @@ def test_a_new_batch_shape_records_again_and_both_replay() -> None:
                 out.append(step(xb, yb).item())
             else:
                 x, y = vkml.tensor(xb), vkml.tensor(yb)
-                out.append(opt.step(lambda: nn.cross_entropy(model(x), y)).item())
+                out.append(opt.step(lambda x=x, y=y: nn.cross_entropy(model(x), y)).item())
         if compiled:
             assert step.recordings == 2
         return out
@@ -171,8 +171,11 @@ def test_a_state_tensor_of_another_shape_is_refused() -> None:
     step(*BATCHES[0])
     bias = model.parameters()[-1]
     nn.module.rebind(bias, vkml.zeros(4).realize())
-    with pytest.raises(vkml.ShapeError, match=r"state tensor changed from float32\[3\] to "
-                                              r"float32\[4\]"):
+    with pytest.raises(
+        vkml.ShapeError,
+        match=r"state tensor changed from float32\[3\] to "
+        r"float32\[4\]",
+    ):
         step(*BATCHES[0])
 
 

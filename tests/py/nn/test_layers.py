@@ -103,8 +103,14 @@ class Block(nn.Module):
 def test_parameters_are_named_in_definition_order() -> None:
     model = nn.Sequential(Block(), nn.GELU(), nn.Linear(4, 2, key=key(8)))
     names = [n for n, _ in model.named_parameters()]
-    assert names == ["0.proj.weight", "0.proj.bias", "0.norm.weight", "0.norm.bias",
-                     "2.weight", "2.bias"]
+    assert names == [
+        "0.proj.weight",
+        "0.proj.bias",
+        "0.norm.weight",
+        "0.norm.bias",
+        "2.weight",
+        "2.bias",
+    ]
     assert [n for n, _ in model.named_buffers()] == ["0.drop.key"]
     assert all(p.is_leaf for p in model.parameters())
 
@@ -219,8 +225,12 @@ def test_dropout_rejects_p_outside_unit_interval() -> None:
 
 
 def test_dropout_training_steps_hit_the_cache_and_advance_the_key() -> None:
-    model = nn.Sequential(nn.Linear(6, 8, key=key(20)), nn.ReLU(), nn.Dropout(0.3, key=key(21)),
-                          nn.Linear(8, 2, key=key(22)))
+    model = nn.Sequential(
+        nn.Linear(6, 8, key=key(20)),
+        nn.ReLU(),
+        nn.Dropout(0.3, key=key(21)),
+        nn.Linear(8, 2, key=key(22)),
+    )
     opt = nn.SGD(model.parameters(), lr=0.1)
     x = vkml.tensor(RNG.normal(size=(16, 6)).astype(np.float32))
     y = vkml.tensor(RNG.integers(0, 2, 16).astype(np.int32))
@@ -282,6 +292,7 @@ def test_embedding_looks_up_rows_and_scatters_gradients() -> None:
     ids_host = np.array([[1, 4, 1], [0, 5, 2]], np.int32)
     ids = vkml.tensor(ids_host)
     assert np.array_equal(emb(ids).numpy(), table[ids_host])
+
     def loss(w: vkml.Tensor) -> vkml.Tensor:
         emb.weight = w
         return (emb(ids) ** 2.0).sum()

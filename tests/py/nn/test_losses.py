@@ -25,7 +25,8 @@ def test_cross_entropy_value_and_gradient_match_torch(reduction: str) -> None:
     logits = RNG.normal(size=(6, 4)).astype(np.float32) * 3
     labels = RNG.integers(0, 4, 6)
     got, grad = value_and_grad(
-        lambda x: nn.cross_entropy(x, vkml.tensor(labels), reduction=reduction), logits)
+        lambda x: nn.cross_entropy(x, vkml.tensor(labels), reduction=reduction), logits
+    )
     lt = torch.from_numpy(logits).requires_grad_()
     want = torch.nn.functional.cross_entropy(lt, torch.from_numpy(labels), reduction=reduction)
     want.sum().backward()
@@ -72,7 +73,8 @@ def test_mse_loss_value_and_gradient_match_torch(reduction: str) -> None:
     pred = RNG.normal(size=(3, 4)).astype(np.float32)
     target = RNG.normal(size=(3, 4)).astype(np.float32)
     got, grad = value_and_grad(
-        lambda x: nn.mse_loss(x, vkml.tensor(target), reduction=reduction), pred)
+        lambda x: nn.mse_loss(x, vkml.tensor(target), reduction=reduction), pred
+    )
     pt = torch.from_numpy(pred).requires_grad_()
     want = torch.nn.functional.mse_loss(pt, torch.from_numpy(target), reduction=reduction)
     want.sum().backward()

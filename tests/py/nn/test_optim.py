@@ -37,8 +37,11 @@ def torch_twin(model: nn.Sequential) -> Any:
     return twin
 
 
-def train_both(make_vkml: Callable[[list[vkml.Tensor]], nn.Optimizer],
-               make_torch: Callable[[Any], Any], steps: int = 3) -> None:
+def train_both(
+    make_vkml: Callable[[list[vkml.Tensor]], nn.Optimizer],
+    make_torch: Callable[[Any], Any],
+    steps: int = 3,
+) -> None:
     """``steps`` steps of the same optimiser in vkml and PyTorch; compare loss and weights."""
     torch = pytest.importorskip("torch")
     model = mlp()
@@ -64,10 +67,12 @@ def train_both(make_vkml: Callable[[list[vkml.Tensor]], nn.Optimizer],
 def test_sgd_steps_match_torch(momentum: float, weight_decay: float, nesterov: bool) -> None:
     torch = pytest.importorskip("torch")
     train_both(
-        lambda p: nn.SGD(p, lr=0.1, momentum=momentum, weight_decay=weight_decay,
-                         nesterov=nesterov),
-        lambda p: torch.optim.SGD(p, lr=0.1, momentum=momentum, weight_decay=weight_decay,
-                                  nesterov=nesterov),
+        lambda p: nn.SGD(
+            p, lr=0.1, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
+        ),
+        lambda p: torch.optim.SGD(
+            p, lr=0.1, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
+        ),
     )
 
 
@@ -83,8 +88,11 @@ def test_adam_steps_match_torch(weight_decay: float) -> None:
 
 def test_adamw_steps_match_torch() -> None:
     torch = pytest.importorskip("torch")
-    train_both(lambda p: nn.AdamW(p, lr=0.01, weight_decay=0.1),
-               lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1), steps=4)
+    train_both(
+        lambda p: nn.AdamW(p, lr=0.01, weight_decay=0.1),
+        lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.1),
+        steps=4,
+    )
 
 
 def test_adam_bias_corrections_track_one_minus_beta_to_the_t() -> None:
@@ -107,8 +115,9 @@ def test_step_is_one_invocation_and_hits_the_cache_from_step_two() -> None:
         before = vkml.stats()
         opt.step(ce_of(model, x, y))
         after = vkml.stats()
-        deltas.append({k: after[k] - before[k] for k in ("invocations", "compiles",
-                                                         "cache_hits_memory")})
+        deltas.append(
+            {k: after[k] - before[k] for k in ("invocations", "compiles", "cache_hits_memory")}
+        )
     assert all(d["invocations"] == 1 for d in deltas)
     assert deltas[1:] == [{"invocations": 1, "compiles": 0, "cache_hits_memory": 1}] * 4
 
@@ -190,8 +199,7 @@ def test_reference_step_agrees_with_cpu_step() -> None:
             opt.step(ce_of(model, x, y))
         results[device.name] = model.state_dict()
     for name, value in results["reference"].items():
-        np.testing.assert_allclose(results["cpu"][name], value, rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+        np.testing.assert_allclose(results["cpu"][name], value, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("params, error, message", [

@@ -67,7 +67,7 @@ def test_the_generated_files_are_current() -> None:
 def test_the_contract_table_names_every_op_with_its_bound() -> None:
     text = (ROOT / "docs/contracts.md").read_text()
     for name, d in OPS.items():
-        row = re.search(rf"^\| `{re.escape(name)}` \|.*$", text, re.M)
+        row = re.search(rf"^\| `{re.escape(name)}` \|.*$", text, re.MULTILINE)
         assert row, f"docs/contracts.md has no row for {name}"
         assert ("bit-exact" in row[0]) == d.bit_exact, row[0]
         if not d.bit_exact:

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 import vkml
+from vkml.compiler import compile as compile_module
+from vkml.compiler.cache import default_cache
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.ir import ir
 from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
 from vkml.dtypes import int32
 from vkml.passes import exact_divide, pipeline, registry
-from vkml.compiler import compile as compile_module
-from vkml.compiler.cache import default_cache
 from vkml.runtime.vulkan import vulkan_device_reports
 
 F32_MAX = 0x7F7FFFFF

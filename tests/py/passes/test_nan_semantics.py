@@ -25,11 +25,11 @@ import pytest
 from numerics import ulp_distance
 
 import vkml
+from vkml.compiler.compile import compile_module
+from vkml.compiler.target import CPU_TARGET
 from vkml.dialect import emitters
-from vkml.frontend.devices import CPU_TARGET
 from vkml.ops.registry import OPS
 from vkml.passes import verify_nan_semantics
-from vkml.compiler.compile import compile_module
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE
 

@@ -187,7 +187,9 @@ def test_float64_to_float16_rounds_once_like_the_reference() -> None:
 
 def test_float64_to_bfloat16_rounds_once() -> None:
     # 1 + 2**-8 is a bfloat16 tie; the extra 2**-40 puts it above: one rounding goes up
-    data = np.array([1 + 2**-8 + 2**-40, -(1 + 2**-8 + 2**-40), 1 + 2**-8, 3.0e38, 1e300], np.float64)
+    data = np.array(
+        [1 + 2**-8 + 2**-40, -(1 + 2**-8 + 2**-40), 1 + 2**-8, 3.0e38, 1e300], np.float64
+    )
     got = vkml.tensor(data, device=vkml.cpu).astype(vkml.bfloat16).numpy().view(np.uint16)
     want = vkml.tensor(data, device=vkml.reference).astype(vkml.bfloat16).numpy().view(np.uint16)
     assert got.tolist() == want.tolist()

@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.passes import vulkan_nan
 from vkml.compiler import compile as compile_module
 from vkml.compiler.cache import default_cache
+from vkml.passes import vulkan_nan
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
 

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.frontend.devices import CPU_TARGET
 from vkml.compiler.cache import default_cache
 from vkml.compiler.compile import compile_module
+from vkml.compiler.target import CPU_TARGET
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -111,7 +111,8 @@ def affine_vmfb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_precompiled_module_runs_without_compiler(affine_vmfb: Path) -> None:
-    proc = _run_without_compiler("""
+    proc = _run_without_compiler(
+        """
         import json
         import numpy as np
         import vkml.runtime as runtime
@@ -127,7 +128,9 @@ def test_precompiled_module_runs_without_compiler(affine_vmfb: Path) -> None:
         print(json.dumps({"result": result.tolist(), "dtype": str(result.dtype),
                           "invocations": runtime.snapshot()["invocations"],
                           "compiler_modules": compiler}))
-    """, str(affine_vmfb))
+    """,
+        str(affine_vmfb),
+    )
     assert _last_json(proc) == {
         "result": [11.0, 0.0, -9.0, 2.5],
         "dtype": "float32",

@@ -17,9 +17,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from vkml.devices.coverage import record_coverage
+from vkml.devices.device import Call
 from vkml.errors import DeviceError, UnsupportedOperatorError
-from vkml.frontend.coverage import record_coverage
-from vkml.frontend.devices import Call
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
 from vkml.runtime import bump
@@ -47,7 +47,7 @@ class Replay:
     and returns one per root.
     """
 
-    __slots__ = ("device", "leaves", "roots", "_call")
+    __slots__ = ("_call", "device", "leaves", "roots")
 
     def __init__(self, device: Any, leaves: list[Node], roots: list[Node], call: Call) -> None:
         self.device = device

@@ -1,0 +1,64 @@
+"""``Device``: what every device offers, and how a schedule runs there (``prepare``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.dtypes import ALL, DType
+from vkml.graph.node import Node
+from vkml.ops.registry import OPS
+
+# A prepared schedule: one storage per leaf in, one per root out, one invocation.
+Call = Callable[[Sequence[Any]], list[Any]]
+
+
+class Device:
+    """A place tensors live and graphs run. Compare devices with ``==``; print for the name."""
+
+    kind: str = ""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"vkml.device('{self.name}')"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def supports(self, op: str, dtype: DType) -> bool:
+        """Whether this device can evaluate ``op`` producing ``dtype``: the op does not
+        refuse this kind of device for it (``OpDef.refuses``) and the device has the dtype."""
+        found = OPS.get(op)
+        return found is not None and found.runs_on(self.kind, dtype) and dtype in self.dtypes
+
+    @property
+    def dtypes(self) -> tuple[DType, ...]:
+        return ALL
+
+    def support_table(self) -> dict[str, tuple[str, ...]]:
+        """Every op this device runs, with the result dtypes it runs it for."""
+        return {op: tuple(d.name for d in ALL if self.supports(op, d)) for op in OPS}
+
+    def upload(self, array: np.ndarray, dtype: DType) -> Any:
+        raise NotImplementedError
+
+    def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
+        raise NotImplementedError
+
+    def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
+        """Compute ``roots`` from ``schedule`` in one go; return one storage per root."""
+        call, leaves = self.prepare(schedule, roots)
+        return call([leaf._storage for leaf in leaves])
+
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
+        """What computes ``roots`` from the schedule's leaves, and the leaves in argument order.
+
+        ``call(storages)`` takes one storage per leaf (the leaves' own, or others of the same
+        dtype and shape) and returns one per root, in one invocation; it can be called again
+        with new storages without walking the graph (``vkml.frontend.replay``).
+        """
+        raise NotImplementedError

@@ -1,0 +1,109 @@
+"""``IreeDevice``: a schedule lowered to MLIR, compiled by IREE (through vkml's cache) and
+invoked once; the executables of recent schedules are kept by structure, so a graph of the
+same shape runs again without lowering. ``iree.compiler`` is imported only on a cache miss
+(``vkml.compiler.cache``), so a machine with only iree-base-runtime runs precompiled modules."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.compiler.cache import default_cache
+from vkml.compiler.lower import Lowered, lower
+from vkml.compiler.target import Target
+from vkml.devices.device import Call, Device
+from vkml.dtypes import DType, int32
+from vkml.graph.node import Node
+from vkml.graph.walk import structure
+from vkml.runtime import Executable, bump, download, session, upload
+
+log = logging.getLogger("vkml")
+
+# Above this many nodes a first realize compiles long enough to deserve a word on stderr.
+LARGE_GRAPH_NODES = 5000
+
+
+class IreeDevice(Device):
+    """A device whose schedules are compiled by IREE and run as one invocation."""
+
+    def __init__(self, name: str, target: Target, capacity: int = 256) -> None:
+        super().__init__(name)
+        self.target = target
+        self.capacity = capacity
+        self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
+        self._fence_buffer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def session(self):  # type: ignore[no-untyped-def]
+        return session(self.target.driver)
+
+    def upload(self, array: np.ndarray, dtype: DType) -> Any:
+        return upload(self.session, np.asarray(array, dtype=dtype.numpy), dtype, device=self.name)
+
+    def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
+        return download(storage, dtype, copy, self.name)
+
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
+        key, leaves = structure(schedule, roots)
+        with self._lock:
+            entry = self._executables.get(key)
+            if entry is not None:
+                self._executables.move_to_end(key)
+        if entry is None:
+            if len(schedule) >= LARGE_GRAPH_NODES:
+                log.warning(
+                    "vkml: compiling a %d-node graph for %s; expect about a millisecond per "
+                    "node (the result is cached for the next realize)",
+                    len(schedule), self.target.name,
+                )  # fmt: skip
+            lowered = self._lower(schedule, roots)
+            vmfb = default_cache().get_or_compile(lowered.text, self.target, lowered.abi)
+            abi = lowered.abi
+            trailing = [self._fence()] if abi.fence else []
+            executable = Executable(
+                self._session_for(schedule), vmfb, abi.function, len(abi.outputs)
+            )
+            entry = (executable, trailing)
+            with self._lock:
+                self._executables[key] = entry
+                while len(self._executables) > self.capacity:
+                    self._executables.popitem(last=False)
+        else:
+            bump("cache_hits_memory")
+        executable, trailing = entry
+        shapes = [(r.shape, r.dtype) for r in roots]
+
+        def call(storages: Sequence[Any]) -> list[Any]:
+            return self._invoke(executable, list(storages), shapes, trailing)
+
+        return call, leaves
+
+    def _session_for(self, schedule: Sequence[Node]) -> Any:
+        """The HAL session that runs this schedule's executable (the device's own here)."""
+        return self.session
+
+    def _fence(self) -> Any:
+        """The multiply fence every module that multiplies floats takes last: a 0 (see
+        ``FunctionBuilder._unfusable``)."""
+        if self._fence_buffer is None:
+            self._fence_buffer = self.upload(np.zeros((), np.int32), int32)
+        return self._fence_buffer
+
+    def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
+        return lower(schedule, roots)
+
+    def _invoke(
+        self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],
+        trailing: list[Any],
+    ) -> list[Any]:  # fmt: skip
+        return executable.invoke(args + trailing, device=self.name, results=results)
+
+    def clear_executables(self) -> None:
+        with self._lock:
+            self._executables.clear()

@@ -1,0 +1,66 @@
+"""``reference``: the schedule interpreted with NumPy (``vkml.ops`` reference
+implementations), exact to vkml's contracts: the oracle the compiled devices are checked
+against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from vkml.devices.device import Call, Device
+from vkml.dtypes import DType
+from vkml.graph.node import Node
+from vkml.ops.registry import OPS
+from vkml.runtime import bump
+
+
+class ReferenceDevice(Device):
+    """NumPy interpretation of the graph, exact to vkml's contracts and slow by design."""
+
+    kind = "reference"
+
+    def upload(self, array: np.ndarray, dtype: DType) -> np.ndarray:
+        host = np.array(array, dtype=dtype.numpy, copy=True, order="C")
+        host.flags.writeable = False
+        return host
+
+    def download(self, storage: np.ndarray, dtype: DType, copy: bool = True) -> np.ndarray:
+        return np.array(storage, copy=True) if copy else storage  # storage is read-only
+
+    def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
+        leaves = [node for node in schedule if node._computed]
+        # the side table: one value per topological position, nothing written on the nodes
+        position = {node: i for i, node in enumerate(schedule)}
+        # which nodes are leaves is decided now: the roots are computed after the first call
+        steps = [
+            (node, node._computed, [] if node._computed else [position[s] for s in node.src])
+            for node in schedule
+        ]
+        outputs = [position[r] for r in roots]
+
+        def call(storages: Sequence[Any]) -> list[Any]:
+            given = iter(storages)
+            values: list[np.ndarray] = []
+            for node, is_leaf, srcs in steps:
+                if is_leaf:
+                    values.append(next(given))
+                    continue
+                inputs = [values[i] for i in srcs]
+                out = OPS[node.op].reference(inputs, node.dtype, node.shape, dict(node.attrs))
+                if out.dtype != node.dtype.numpy or out.shape != node.shape:
+                    raise AssertionError(
+                        f"reference '{node.op}' gave {out.dtype}{out.shape}, "
+                        f"expected {node.dtype.numpy}{node.shape}"
+                    )
+                values.append(out)
+            bump("invocations")
+            results = []
+            for i in outputs:
+                result = values[i]
+                result.flags.writeable = False
+                results.append(result)
+            return results
+
+        return call, leaves

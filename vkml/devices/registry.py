@@ -1,0 +1,79 @@
+"""The devices by name: ``cpu``, ``reference`` and each Vulkan device the loader reports
+(``vulkan:N``, made on first use); ``vkml.device(name)`` and ``vkml.best_device()``."""
+
+from __future__ import annotations
+
+from vkml.compiler.target import CPU_TARGET
+from vkml.devices.cpu import CpuDevice
+from vkml.devices.device import Device
+from vkml.devices.reference import ReferenceDevice
+from vkml.devices.vulkan import VulkanDevice
+from vkml.errors import DeviceError
+from vkml.runtime.vulkan import VulkanDeviceReport, best_vulkan_report, vulkan_device_reports
+
+cpu = CpuDevice("cpu", CPU_TARGET)
+reference = ReferenceDevice("reference")
+
+_DEVICES: dict[str, Device] = {"cpu": cpu, "reference": reference}
+
+
+def device(name: str | Device) -> Device:
+    """The device named ``name``: ``"cpu"`` or ``"reference"``.
+
+    Raises:
+        DeviceError: no device has that name; the message lists the ones present.
+    """
+    if isinstance(name, Device):
+        return name
+    key = str(name).strip().lower()
+    found = _DEVICES.get(key)
+    if found is None and key.startswith("vulkan"):
+        found = _vulkan_device(key)
+    if found is None:
+        vulkan = [f"vulkan:{r.index}" for r in vulkan_reports()]
+        present = ", ".join([*(d for d in _DEVICES if d not in vulkan), *vulkan])
+        raise DeviceError(f"unknown device {name!r}; devices present: {present}")
+    return found
+
+
+_VULKAN_REPORTS: list[VulkanDeviceReport] | None = None
+
+
+def vulkan_reports() -> list[VulkanDeviceReport]:
+    """The Vulkan devices' reports, read from the loader once per process."""
+    global _VULKAN_REPORTS
+    if _VULKAN_REPORTS is None:
+        _VULKAN_REPORTS = vulkan_device_reports()
+    return _VULKAN_REPORTS
+
+
+def _vulkan_device(key: str) -> Device | None:
+    index = key.partition(":")[2] or "0"
+    if not index.isdigit():
+        return None
+    reports = vulkan_reports()
+    if int(index) >= len(reports):
+        return None
+    device = VulkanDevice(f"vulkan:{int(index)}", reports[int(index)])
+    _DEVICES[device.name] = device
+    return device
+
+
+def all_devices() -> list[Device]:
+    return list(_DEVICES.values())
+
+
+def best_device() -> Device:
+    """The best device here: a discrete GPU, else an integrated one, else a virtual one, else a
+    CPU Vulkan implementation (lavapipe), else ``vkml.cpu``.
+
+    Vulkan device indices are not stable across environments (a container can number the
+    same GPU differently), so choosing by type, as this does, is the portable way.
+    """
+    best = best_vulkan_report(vulkan_reports())
+    if best is None or best.device_type == "other":
+        return cpu
+    return device(f"vulkan:{best.index}")
+
+
+__all__ = ["Device", "all_devices", "best_device", "cpu", "device", "reference"]

@@ -1,0 +1,140 @@
+"""The ``vkml`` functions that are not generated from the op definitions: each returns the
+``Tensor`` of the node its op function records (``ops``, ``views``), with that function's
+signature and docstring."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec
+
+from vkml.frontend import ops, views
+from vkml.frontend.tensor import Tensor, wrap
+from vkml.graph.node import Node
+
+P = ParamSpec("P")
+
+
+def _public(record: Callable[P, Node]) -> Callable[P, Tensor]:
+    """``record`` returning a tensor: the operand itself where the op changed nothing."""
+
+    @functools.wraps(record)
+    def function(*args: P.args, **kwargs: P.kwargs) -> Tensor:
+        return wrap(record(*args, **kwargs), *args)
+
+    return function
+
+
+where = _public(ops.where)
+astype = _public(ops.astype)
+bitcast = _public(ops.bitcast)
+clip = _public(ops.clip)
+sum = _public(ops.sum)
+mean = _public(ops.mean)
+amax = _public(ops.amax)
+amin = _public(ops.amin)
+argmax = _public(ops.argmax)
+argmin = _public(ops.argmin)
+softmax = _public(ops.softmax)
+log_softmax = _public(ops.log_softmax)
+matmul = _public(ops.matmul)
+reshape = _public(views.reshape)
+permute = _public(views.permute)
+transpose = _public(views.transpose)
+broadcast_to = _public(views.broadcast_to)
+expand = _public(views.expand)
+squeeze = _public(views.squeeze)
+unsqueeze = _public(views.unsqueeze)
+concatenate = _public(views.concatenate)
+stack = _public(views.stack)
+
+
+def add(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a + b``."""
+    return wrap(ops.binary("add", a, b))
+
+
+def subtract(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a - b``."""
+    return wrap(ops.binary("sub", a, b))
+
+
+def multiply(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a * b``."""
+    return wrap(ops.binary("mul", a, b))
+
+
+def divide(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a / b`` (true division: integers give float32)."""
+    return wrap(ops.binary("div", a, b))
+
+
+def power(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a ** b``."""
+    return wrap(ops.binary("pow", a, b))
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    """Elementwise maximum; NaN in either operand gives NaN (PyTorch semantics)."""
+    return wrap(ops.binary("maximum", a, b))
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    """Elementwise minimum; NaN in either operand gives NaN (PyTorch semantics)."""
+    return wrap(ops.binary("minimum", a, b))
+
+
+def equal(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a == b`` (bool)."""
+    return wrap(ops.compare("eq", a, b))
+
+
+def not_equal(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a != b`` (bool; true where either is NaN)."""
+    return wrap(ops.compare("ne", a, b))
+
+
+def less(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a < b`` (bool)."""
+    return wrap(ops.compare("lt", a, b))
+
+
+def less_equal(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a <= b`` (bool)."""
+    return wrap(ops.compare("le", a, b))
+
+
+def greater(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a > b`` (bool)."""
+    return wrap(ops.compare("gt", a, b))
+
+
+def greater_equal(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a >= b`` (bool)."""
+    return wrap(ops.compare("ge", a, b))
+
+
+def bitwise_and(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a & b`` (integers only)."""
+    return wrap(ops.bitwise("bitwise_and", a, b))
+
+
+def bitwise_or(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a | b`` (integers only)."""
+    return wrap(ops.bitwise("bitwise_or", a, b))
+
+
+def bitwise_xor(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a ^ b`` (integers only)."""
+    return wrap(ops.bitwise("bitwise_xor", a, b))
+
+
+def left_shift(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a << b`` (integers only); an amount outside [0, bits) gives 0."""
+    return wrap(ops.bitwise("left_shift", a, b))
+
+
+def right_shift(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a >> b`` (integers only): logical on uint32, arithmetic on signed
+    integers; an amount outside [0, bits) gives 0, or -1 for a negative signed ``a``."""
+    return wrap(ops.bitwise("right_shift", a, b))

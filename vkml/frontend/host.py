@@ -1,0 +1,157 @@
+"""Nodes from host values: uploaded data, scalar constants, filled and counting tensors, and
+copies across devices. Everything here works on nodes; ``vkml.frontend.creation`` makes
+tensors of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vkml.devices.realize import realize_nodes
+from vkml.devices.registry import Device, cpu, device as get_device
+from vkml.dtypes import (
+    ALL,
+    DType,
+    default_float,
+    default_int,
+    from_numpy,
+    integer_range,
+    to_dtype,
+)
+from vkml.errors import DataError, DTypeError, ShapeError, UnsupportedOperatorError
+from vkml.graph.node import Node
+
+Scalar = bool | int | float
+_NUMPY_DTYPES = {d.numpy: d for d in ALL}
+_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def resolve_device(device: Any) -> Device:
+    """``device`` (a Device, a name, or None for ``vkml.cpu``) as a Device."""
+    return cpu if device is None else get_device(device)
+
+
+def is_scalar(value: Any) -> bool:
+    return isinstance(value, _SCALAR_TYPES)
+
+
+def python_scalar(value: Any) -> Scalar:
+    """A Python or NumPy scalar as a plain Python bool, int or float."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return float(value)
+
+
+def check_fits(op: str, value: Any, dtype: DType) -> None:
+    """An integer scalar must be representable in the integer dtype it is used as."""
+    if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        lo, hi = integer_range(dtype)
+        if not lo <= int(value) <= hi:
+            raise DTypeError(
+                f"'{op}': the Python integer {value} does not fit {dtype} (range [{lo}, {hi}]); "
+                f"convert the tensor first, e.g. x.astype(vkml.int64)"
+            )
+
+
+def shape_arg(op: str, shape: Any) -> tuple[int, ...]:
+    """A shape given as an int or a sequence of ints; ShapeError naming ``op`` otherwise."""
+    if isinstance(shape, int) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    try:
+        out = tuple(int(s) for s in shape)
+    except TypeError as exc:
+        raise ShapeError(f"'{op}': shape {shape!r} is not a sequence of integers") from exc
+    if any(s < 0 for s in out):
+        raise ShapeError(f"'{op}': negative dimension in shape {out}")
+    return out
+
+
+def host_array(data: Any) -> np.ndarray:
+    """``data`` as a NumPy array, with a DataError naming what is wrong with it."""
+    if isinstance(data, (str, bytes)):
+        raise DataError(
+            f"cannot make a tensor from {type(data).__name__} {data!r:.40}: not numeric"
+        )
+    try:
+        array = np.asarray(data)
+    except (ValueError, TypeError) as exc:
+        raise DataError(
+            f"cannot make a tensor from {type(data).__name__}: {exc} (ragged nested lists "
+            f"need equal lengths at each level)"
+        ) from exc
+    if array.dtype.kind in "OUSVcmM" and array.dtype.name != "bfloat16":
+        raise DataError(
+            f"cannot make a tensor from data of NumPy dtype {array.dtype} "
+            f"({type(data).__name__}): vkml tensors hold bool, integer or float numbers"
+        )
+    return array
+
+
+def data_node(data: Any, dtype: Any, device: Any) -> Node:
+    """A node holding a copy of ``data`` (numbers, nested lists, a NumPy array), uploaded
+    to ``device`` now. Python floats become float32 and ints int64; NumPy keeps its dtype."""
+    if type(data) is np.ndarray and dtype is None:
+        # the common case kept short: the upload copies, so no astype copy is needed
+        target = _NUMPY_DTYPES.get(data.dtype)
+        if target is not None:
+            dev = resolve_device(device)
+            if dev.supports("astype", target):
+                return Node("data", target, data.shape, (), (), dev, dev.upload(data, target))
+    dev = resolve_device(device)
+    array = host_array(data)
+    if dtype is not None:
+        target = to_dtype(dtype)
+    elif isinstance(data, (np.ndarray, np.generic)):
+        target = from_numpy(array.dtype)
+    elif array.dtype.kind == "f":
+        target = default_float
+    elif array.dtype.kind in "iu":
+        target = default_int
+    else:
+        target = from_numpy(array.dtype)
+    if not dev.supports("astype", target):
+        raise UnsupportedOperatorError("tensor", target.name, dev.name)
+    with np.errstate(all="ignore"):
+        host = array.astype(target.numpy) if target.kind != "bool" else array != 0
+    shape = tuple(int(s) for s in host.shape)
+    return Node("data", target, shape, (), (), dev, dev.upload(host, target))
+
+
+def full_node(
+    shape: tuple[int, ...], value: Any, dtype: DType, device: Any, op: str = "full"
+) -> Node:
+    """A lazy node of ``shape`` with every element ``value`` (which must fit ``dtype``)."""
+    check_fits(op, value, dtype)
+    return Node("full", dtype, shape, (), (("value", python_scalar(value)),), device)
+
+
+def scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:
+    """A 0-d constant; repeated ``x + 1.0`` shares one node (nodes are immutable)."""
+    # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
+    key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
+    node = _SCALARS.get(key)
+    if node is None:
+        node = full_node((), value, dtype, device, op)
+        if len(_SCALARS) > 4096:
+            _SCALARS.clear()
+        _SCALARS[key] = node
+    return node
+
+
+_SCALARS: dict[tuple[Any, ...], Node] = {}
+
+
+def copy_node(node: Node, device: Any) -> Node:
+    """``node``'s value on ``device``: realize, read back, upload (``node`` itself if it is
+    there already)."""
+    dev = resolve_device(device)
+    if dev is node.device:
+        return node
+    realize_nodes([node])
+    host = node.device.download(node.storage, node.dtype, True)
+    if not dev.supports("astype", node.dtype):
+        raise UnsupportedOperatorError("to", node.dtype.name, dev.name)
+    return Node("data", node.dtype, node.shape, (), (), dev, dev.upload(host, node.dtype))
