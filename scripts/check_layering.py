@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("compiler", ["vkml/compiler/"]),
     ("devices", ["vkml/devices/"]),
     ("frontend", ["vkml/frontend/"]),
+    ("trace", ["vkml/trace/"]),
     ("nn", ["vkml/nn/"]),
     ("api", ["vkml/__init__.py"]),
     ("examples", ["vkml/examples/"]),

@@ -8,7 +8,10 @@ run as ONE invocation on the tensors' device.
 
 from __future__ import annotations
 
-from vkml import nn  # the layer above frontend: modules, layers, losses, optimisers
+from vkml import (
+    nn,  # the layer above trace: modules, layers, losses, optimisers
+    trace,  # the layer above frontend: capturing a function's graph
+)
 from vkml.compiler.lower import emitted_mlir as _emitted_mlir
 from vkml.devices.registry import Device, best_device, cpu, device, reference
 from vkml.dtypes import (
@@ -35,6 +38,7 @@ from vkml.errors import (
     IndexingError,
     InvocationError,
     ShapeError,
+    TraceError,
     UnsupportedOperatorError,
     VkmlError,
 )
@@ -111,6 +115,7 @@ from vkml.frontend.unary_functions import (
 
 # end of generated
 from vkml.runtime.stats import reset_stats as _reset_stats, snapshot as _snapshot
+from vkml.trace.spec import spec
 
 __version__ = "0.1.0"
 
@@ -147,6 +152,7 @@ __all__ = [
     "InvocationError",
     "ShapeError",
     "Tensor",
+    "TraceError",
     "UnsupportedOperatorError",
     "VkmlError",
     "add",
@@ -207,12 +213,14 @@ __all__ = [
     "right_shift",
     "set_eager",
     "softmax",
+    "spec",
     "squeeze",
     "stack",
     "stats",
     "subtract",
     "sum",
     "tensor",
+    "trace",
     "transpose",
     "uint32",
     "unsqueeze",

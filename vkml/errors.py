@@ -19,6 +19,7 @@ __all__ = [
     "IndexingError",
     "InvocationError",
     "ShapeError",
+    "TraceError",
     "UnsupportedOperatorError",
     "VkmlError",
 ]
@@ -66,6 +67,12 @@ class UnsupportedOperatorError(VkmlError, TypeError):
 
 class GradientError(VkmlError, RuntimeError):
     """A gradient that cannot be formed: no differentiable path, or an op without a rule."""
+
+
+class TraceError(VkmlError, RuntimeError):
+    """A captured function did what capturing cannot record: observed a value while being
+    captured, returned something that is not tensors, or a graph needs an input placeholder
+    that only a call of the captured function supplies."""
 
 
 class CompileError(VkmlError, RuntimeError):

@@ -9,18 +9,22 @@
 7. bind each root's result storage, then mark the roots computed
 
 A failure at any step leaves every node exactly as it was: unrealized and re-realizable.
+
+While a function is being captured (``vkml.trace``) realizing is refused (``refusing``): a
+value observed then would be baked into the captured graph as a constant.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from vkml.devices.coverage import record_coverage
-from vkml.devices.device import Call
-from vkml.errors import DeviceError, UnsupportedOperatorError
-from vkml.graph.node import Node
+from vkml.devices.device import Device
+from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
+from vkml.graph.node import Node, is_placeholder
 from vkml.graph.walk import toposort
 from vkml.runtime import bump
 
@@ -28,66 +32,52 @@ from vkml.runtime import bump
 STEP_HOOK: Callable[[str], None] | None = None
 
 
+# Why realizing is refused in this context (a function is being captured), or None.
+_REFUSED: ContextVar[str | None] = ContextVar("vkml_realize_refused", default=None)
+
+
+@contextmanager
+def refusing(reason: str) -> Iterator[None]:
+    """Refuse every realize in this context (thread, task) with ``TraceError(reason)``."""
+    token = _REFUSED.set(reason)
+    try:
+        yield
+    finally:
+        _REFUSED.reset(token)
+
+
 def _step(name: str) -> None:
     if STEP_HOOK is not None:
         STEP_HOOK(name)
 
 
-def realize_nodes(nodes: Sequence[Node]) -> None:
-    """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
-    _realize(nodes)
+def plan(roots: Sequence[Node], inputs: Sequence[Node] = ()) -> tuple[list[Node], Device]:
+    """Steps 1 to 4: the schedule of pending ``roots`` and the one device it runs on.
 
-
-class Replay:
-    """A realize kept for running again: the same graph on new leaf storages, one invocation,
-    with no graph walk (``record``).
-
-    ``leaves`` are the graph's inputs in argument order and ``roots`` its outputs, as they
-    were when recorded; ``run(storages)`` takes one storage per leaf (same dtypes and shapes)
-    and returns one per root.
+    ``inputs`` are the input placeholders of a captured function: the schedule starts with
+    them, in order, whether or not a root reads them. Any other placeholder is refused: it
+    has a value only inside a call of the function it belongs to.
     """
-
-    __slots__ = ("_call", "device", "leaves", "roots")
-
-    def __init__(self, device: Any, leaves: list[Node], roots: list[Node], call: Call) -> None:
-        self.device = device
-        self.leaves = leaves
-        self.roots = roots
-        self._call = call
-
-    def run(self, storages: Sequence[Any]) -> list[Any]:
-        """One invocation of the recorded graph on ``storages``; one storage per root."""
-        results = self._call(storages)
-        bump("realizes")
-        return results
-
-
-def record(nodes: Sequence[Node]) -> Replay:
-    """Realize ``nodes`` as ``realize_nodes`` does, and return the realize for replaying.
-
-    The nodes must all be pending: a computed one would not be an output of the graph.
-    """
-    replay = _realize(nodes, keep=True)
-    if replay is None or len(replay.roots) != len(set(nodes)):
-        raise ValueError("record(): every node must be pending (not computed yet) and distinct")
-    return replay
-
-
-def _realize(nodes: Sequence[Node], keep: bool = False) -> Replay | None:
-    roots: list[Node] = []
-    for node in nodes:
-        if not node._computed and node not in roots:
-            roots.append(node)
-    if not roots:
-        return None
     _step("toposort")
-    schedule = toposort(roots)
+    schedule = toposort([*inputs, *roots]) if inputs else toposort(roots)
     _step("device")
-    device = roots[0].device
+    device = schedule[0].device
+    allowed = set(inputs)
     for node in schedule:
         if node.device is not device:
             raise DeviceError(
                 f"'realize' operands are on different devices: {device} and {node.device}"
+            )
+        if (
+            node._storage is None
+            and node._computed
+            and is_placeholder(node)
+            and node not in allowed
+        ):
+            raise TraceError(
+                f"this value depends on the input {node.attr('name')!r} of a captured "
+                f"function, which has a value only when the captured function is called; "
+                f"call it (or realize outside the function you capture)"
             )
     _step("support")
     for node in schedule:
@@ -98,6 +88,21 @@ def _realize(nodes: Sequence[Node], keep: bool = False) -> Replay | None:
     path = os.environ.get("VKML_COVERAGE")
     if path:
         record_coverage(path, schedule, device.name)
+    return schedule, device
+
+
+def realize_nodes(nodes: Sequence[Node]) -> None:
+    """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
+    roots: list[Node] = []
+    for node in nodes:
+        if not node._computed and node not in roots:
+            roots.append(node)
+    if not roots:
+        return
+    refused = _REFUSED.get()
+    if refused is not None:
+        raise TraceError(refused)
+    schedule, device = plan(roots)
     _step("bind")
     call, leaves = device.prepare(schedule, roots)
     _step("invoke")
@@ -108,4 +113,3 @@ def _realize(nodes: Sequence[Node], keep: bool = False) -> Replay | None:
     for node in roots:
         node._mark_computed()
     bump("realizes")
-    return Replay(device, leaves, roots, call) if keep else None

@@ -1,16 +1,21 @@
 """The eager flag: realize after every operation, so errors surface where they happen.
 
 Read from ``VKML_EAGER`` once, at first use; ``set_eager`` overrides it. Reads and writes take
-a lock, so the flag is safe to flip from any thread.
+a lock, so the flag is safe to flip from any thread. ``suspended()`` turns it off in one
+context (thread, task) only: capturing a function (``vkml.trace``) records its graph whole.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _LOCK = threading.Lock()
 _EAGER: bool | None = None
+_SUSPENDED: ContextVar[bool] = ContextVar("vkml_eager_suspended", default=False)
 
 
 def set_eager(enabled: bool) -> None:
@@ -34,4 +39,14 @@ def is_eager() -> bool:
                     "on",
                 )
             flag = _EAGER
-    return flag
+    return flag and not _SUSPENDED.get()
+
+
+@contextmanager
+def suspended() -> Iterator[None]:
+    """No eager realizing in this context, whatever the flag says."""
+    token = _SUSPENDED.set(True)
+    try:
+        yield
+    finally:
+        _SUSPENDED.reset(token)

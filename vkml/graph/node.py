@@ -9,6 +9,10 @@ node.
 A node may own regions (``Region``): sub-graphs with parameters in and results out, for
 conditionals and loops. A region's nodes are the node's own: an outer walk sees the node,
 not them (``vkml.graph.walk``).
+
+An **input placeholder** (``placeholder``) stands for a value a captured function
+(``vkml.trace``) receives at each call: a leaf of every schedule, like a computed node, but
+with no storage of its own. Lowering gives it an argument; realizing it is refused.
 """
 
 from __future__ import annotations
@@ -135,6 +139,23 @@ _set_computed = Node.__dict__["_computed"].__set__
 
 
 PARAM = "param"
+INPUT = "input"
+
+
+def placeholder(name: str, dtype: DType, shape: tuple[int, ...], device: Any) -> Node:
+    """An input placeholder named ``name``: a leaf (``computed``) that is never bound.
+
+    Its storage comes from the caller of the captured function it belongs to, so a schedule
+    that reaches it can be lowered and compiled but not realized on its own.
+    """
+    node = Node(INPUT, dtype, shape, (), (("name", name),), device)
+    node._mark_computed()
+    return node
+
+
+def is_placeholder(node: Node) -> bool:
+    """Whether ``node`` is an input placeholder (a leaf with no storage)."""
+    return node.op == INPUT and node._storage is None
 
 
 @dataclass(frozen=True, slots=True)

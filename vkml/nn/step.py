@@ -3,14 +3,18 @@
 ``opt.step(closure)`` is already one invocation, but each call builds the step's graph again
 in Python (the forward, autograd's backward, the update), walks it to find its structure and
 only then finds the compiled executable in memory. For a small model that Python work costs
-more than the invocation. A ``CompiledStep`` does it once: its first call runs
-``opt.step(closure)`` with ``vkml.devices.realize.record``, which keeps the realize; then it
-sorts the recorded graph's inputs into three kinds:
+more than the invocation. A ``CompiledStep`` does it once: its first call captures the
+step (``vkml.trace.capture``: the graph ``opt.step(closure)`` would realize, built on input
+placeholders for the batch, with the loss and every new state value as outputs), then sorts
+the captured graph's arguments into three kinds:
 
-* **batch**: the nodes of the tensors passed to the call, in argument order;
+* **batch**: the inputs, the tensors passed to the call, in argument order;
 * **state**: the nodes the parameters, the optimiser's state and learning rate, and any
   deferred state (a dropout key) held when the step began;
 * **constants**: everything else the loss reads (a tensor captured by ``loss_fn``).
+
+Every call, the first included, is then the same: one invocation of the captured graph on
+the batch's storage and the state's current storage, and the state rebound to its results.
 
 Later calls with batches of the same shapes, dtypes and device hand the new batch's storage
 and the state's *current* storage to the recorded invocation and rebind the state to its
@@ -28,12 +32,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from vkml.devices.realize import Replay, record
+from vkml.devices.realize import realize_nodes
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
-from vkml.nn.module import materialize, rebind
+from vkml.nn.module import materialize
+from vkml.trace.capture import Captured, capture
 
 
 class Optimizer(Protocol):
@@ -60,15 +65,15 @@ BATCH, STATE, CONST = 0, 1, 2
 
 
 class _Recording:
-    """One recorded step: the replay, where each input comes from, where each result goes."""
+    """One captured step: the graph, where each argument comes from, where each result goes."""
 
-    __slots__ = ("inputs", "outputs", "replay")
+    __slots__ = ("captured", "inputs", "outputs")
 
     def __init__(
-        self, replay: Replay, inputs: list[tuple[int, Any]], outputs: list[Tensor]
+        self, captured: Captured, inputs: list[tuple[int, Any]], outputs: list[Tensor]
     ) -> None:
-        self.replay = replay
-        self.inputs = inputs  # where each leaf's storage comes from, in argument order
+        self.captured = captured
+        self.inputs = inputs  # where each argument's storage comes from, in calling order
         self.outputs = outputs  # the handle each result after the loss is rebound to
 
 
@@ -96,52 +101,52 @@ class CompiledStep:
         signature = tuple((a.shape, a.dtype.name) for a in args)
         recording = self._recordings.get(signature)
         if recording is None:
-            loss, recording = self._record(args)
+            recording = self._record(args)
             self._recordings[signature] = recording
-            return loss
         return self._replay(recording, args)
 
     # -- recording ---------------------------------------------------------------------------
-    def _record(self, args: list[Tensor]) -> tuple[Tensor, _Recording]:
+    def _record(self, args: list[Tensor]) -> _Recording:
         opt = self.optimizer
-        for a in args:  # a batch argument is an input of the graph: computed data
-            if not a._node.computed:
-                materialize([a])
-        handles = self._state_handles()
-        held = {t._node: t for t in handles}
-        batch_nodes = {a._node: i for i, a in enumerate(args)}
-        loss, rebound, deferred = opt._build(lambda: self.loss_fn(*args))
-        if loss is None:
-            raise ValueError("compile_step: loss_fn returned None; it must return the loss")
+        held = {t._node: t for t in self._state_handles()}
         outputs: list[Tensor] = []
-        roots: list[Node] = [loss._node]
-        for t, new in rebound:
-            if new._node.computed:
-                if held.get(new._node) is t:
-                    continue  # unchanged by the step
-                raise ValueError(
-                    "compile_step: the optimiser's new value of a state tensor is another "
-                    "tensor's value, which a replay cannot follow; use opt.step(closure)"
-                )
-            outputs.append(t)
-            roots.append(new._node)
-        replay = record(roots)
+        deferred: dict[Node, Tensor] = {}
+
+        def training_step(*batch: Tensor) -> list[Tensor]:
+            loss, rebound, later = opt._build(lambda: self.loss_fn(*batch))
+            if loss is None:
+                raise ValueError("compile_step: loss_fn returned None; it must return the loss")
+            deferred.update(later)
+            new_values = [loss]
+            for t, new in rebound:
+                if new._node.computed:
+                    if held.get(new._node) is t:
+                        continue  # unchanged by the step
+                    raise ValueError(
+                        "compile_step: the optimiser's new value of a state tensor is another "
+                        "tensor's value, which a replay cannot follow; use opt.step(closure)"
+                    )
+                outputs.append(t)
+                new_values.append(new)
+            return new_values
+
+        try:
+            captured = capture(training_step, *args)  # inputs named batch0, batch1, ...
+        finally:
+            # capturing ran the forward, which moved each deferred handle (a dropout key) to
+            # its advanced value: the graph reads the value before, and so does the call
+            for before, t in deferred.items():
+                t._rebind(before)
         inputs: list[tuple[int, Any]] = []
-        for leaf in replay.leaves:
-            if leaf in batch_nodes:
-                inputs.append((BATCH, batch_nodes[leaf]))
+        for argument in captured.arguments:
+            leaf = argument.node
+            if argument.input is not None:
+                inputs.append((BATCH, argument.input))
             elif leaf in held or leaf in deferred:
-                handle = held[leaf] if leaf in held else deferred[leaf]
-                inputs.append((STATE, handle))
+                inputs.append((STATE, held[leaf] if leaf in held else deferred[leaf]))
             else:
                 inputs.append((CONST, leaf))
-        for t, new in rebound:
-            if new._node.computed:
-                rebind(t, new)
-        opt.steps += 1
-        out = Tensor(loss._node)
-        rebind(out, loss)
-        return out, _Recording(replay, inputs, outputs)
+        return _Recording(captured, inputs, outputs)
 
     def _state_handles(self) -> list[Tensor]:
         opt = self.optimizer
@@ -152,11 +157,13 @@ class CompiledStep:
 
     # -- replaying ---------------------------------------------------------------------------
     def _replay(self, recording: _Recording, args: list[Tensor]) -> Tensor:
-        replay = recording.replay
+        captured = recording.captured
         storages = []
-        for (kind, source), leaf in zip(recording.inputs, replay.leaves):
+        for (kind, source), argument in zip(recording.inputs, captured.arguments):
+            leaf = argument.node
             if kind == BATCH:
                 node = args[source]._node
+                realize_nodes([node])  # a lazy batch: one realize first
             elif kind == STATE:
                 node = source._node
                 if node.shape != leaf.shape or node.dtype is not leaf.dtype:
@@ -165,18 +172,19 @@ class CompiledStep:
                         f"{list(leaf.shape)} to {node.dtype.name}{list(node.shape)} since the "
                         "step was recorded; make a new optimiser and compile_step for it"
                     )
+                if not node._computed:  # set lazily since the last step: one realize first
+                    materialize([source])
+                    node = source._node
             else:
                 node = source
-            if not node._computed:  # set lazily since the last step: one realize first
-                materialize([source if kind == STATE else args[source]])
-                node = source._node if kind == STATE else args[source]._node
             storages.append(node._storage)
-        results = replay.run(storages)
-        device = replay.device
-        for t, root, storage in zip(recording.outputs, replay.roots[1:], results[1:]):
+        results = captured.run(storages)
+        device = self.optimizer.device
+        outputs = captured.outputs
+        for t, (_, root), storage in zip(recording.outputs, outputs[1:], results[1:]):
             t._rebind(Node("data", root.dtype, root.shape, (), (), device, storage))
         self.optimizer.steps += 1
-        loss = replay.roots[0]
+        loss = outputs[0][1]
         return Tensor(Node("data", loss.dtype, loss.shape, (), (), device, results[0]))
 
     def _as_tensor(self, i: int, value: Any) -> Tensor:
