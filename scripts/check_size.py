@@ -23,7 +23,6 @@ MAX_FUNCTION_LINES = 60
 ALLOWED: dict[str, tuple[int, str]] = {
     "vkml/runtime/vulkan.py": (430, "the Vulkan device report: one ctypes walk of the loader"),
     "vkml/frontend/views.py:getitem": (75, "NumPy's basic indexing: one pass over the index"),
-    "vkml/compiler/lower.py:lower": (65, "the one walk from a schedule to a function"),
 }
 
 

@@ -44,6 +44,7 @@ from vkml.errors import (
 )
 from vkml.frontend import random, unary_functions as _unary_functions
 from vkml.frontend.autograd import grad, value_and_grad
+from vkml.frontend.control import cond
 from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
 from vkml.frontend.eager import is_eager, set_eager
 from vkml.frontend.functions import (
@@ -172,6 +173,7 @@ __all__ = [
     "broadcast_to",
     "clip",
     "concatenate",
+    "cond",
     "cpu",
     "device",
     "divide",

@@ -9,6 +9,7 @@ goes straight to the loaded executable.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from vkml.compiler.abi import Abi, TensorSpec
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.graph.node import Node
-from vkml.graph.walk import toposort
+from vkml.graph.walk import run_region, toposort
 from vkml.ops.registry import OPS
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
@@ -82,11 +83,7 @@ def lower(
         if node._computed:
             values.append(b.arg(out))
             continue
-        operands = [values[position[s]] for s in node.src]
-        value = OPS[node.op].emit(b, operands, out, dict(node.attrs))
-        if value.type != out:
-            raise AssertionError(f"emitter of '{node.op}' produced {value.type}, expected {out}")
-        values.append(value)
+        values.append(emit_node(b, node, [values[position[s]] for s in node.src]))
         live.add(i)
         for dead in dies.get(i, ()):
             live.discard(dead)
@@ -108,6 +105,27 @@ def lower(
         fence=b.uses_fence,
     )
     return Lowered(b.module_text(), abi)
+
+
+def emit_node(b: FunctionBuilder, node: Node, operands: list[Value]) -> Value:
+    """``node``'s value from its operands' values, by its op's emitter.
+
+    A node that owns regions hands its emitter one callable per region in ``attrs["regions"]``:
+    called with the values of the region's parameters, it emits the region's nodes inline and
+    returns its results' values. The emitter decides what binds the parameters and how the
+    results are used (``cond`` emits both arms and selects).
+    """
+    attrs = dict(node.attrs)
+    if node.regions:
+        attrs["regions"] = tuple(
+            functools.partial(run_region, r, evaluate=functools.partial(emit_node, b))
+            for r in node.regions
+        )
+    out = TensorType(node.shape, node.dtype)
+    value = OPS[node.op].emit(b, operands, out, attrs)
+    if value.type != out:
+        raise AssertionError(f"emitter of '{node.op}' produced {value.type}, expected {out}")
+    return value
 
 
 def emitted_mlir(nodes: Sequence[Node], passes: bool = False) -> str:

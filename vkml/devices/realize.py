@@ -25,7 +25,7 @@ from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
 from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
 from vkml.graph.node import Node, is_placeholder
-from vkml.graph.walk import toposort
+from vkml.graph.walk import region_nodes, toposort
 from vkml.runtime import bump
 
 # Tests set this to observe the order of the steps; None in normal use.
@@ -81,14 +81,22 @@ def plan(roots: Sequence[Node], inputs: Sequence[Node] = ()) -> tuple[list[Node]
             )
     _step("support")
     for node in schedule:
-        if not node._computed and not device.supports(node.op, node.dtype):
-            remedy = "cpu" if device.kind != "cpu" else "reference"
-            raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
+        if not node._computed:
+            _check_support(device, node)
+            if node.regions:
+                for inner in region_nodes(node):
+                    _check_support(device, inner)
     _step("coverage")
     path = os.environ.get("VKML_COVERAGE")
     if path:
         record_coverage(path, schedule, device.name)
     return schedule, device
+
+
+def _check_support(device: Device, node: Node) -> None:
+    if not device.supports(node.op, node.dtype):
+        remedy = "cpu" if device.kind != "cpu" else "reference"
+        raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
 
 
 def realize_nodes(nodes: Sequence[Node]) -> None:

@@ -4,6 +4,7 @@ against."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 from vkml.devices.device import Call, Device
 from vkml.dtypes import DType
 from vkml.graph.node import Node
+from vkml.graph.walk import run_region
 from vkml.ops.registry import OPS
 from vkml.runtime import bump
 
@@ -47,14 +49,7 @@ class ReferenceDevice(Device):
                 if is_leaf:
                     values.append(next(given))
                     continue
-                inputs = [values[i] for i in srcs]
-                out = OPS[node.op].reference(inputs, node.dtype, node.shape, dict(node.attrs))
-                if out.dtype != node.dtype.numpy or out.shape != node.shape:
-                    raise AssertionError(
-                        f"reference '{node.op}' gave {out.dtype}{out.shape}, "
-                        f"expected {node.dtype.numpy}{node.shape}"
-                    )
-                values.append(out)
+                values.append(interpret(node, [values[i] for i in srcs]))
             bump("invocations")
             results = []
             for i in outputs:
@@ -64,3 +59,21 @@ class ReferenceDevice(Device):
             return results
 
         return call, leaves
+
+
+def interpret(node: Node, inputs: list[np.ndarray]) -> np.ndarray:
+    """``node``'s value from its inputs' values, by its op's reference implementation; a node
+    that owns regions hands it one interpreter per region in ``attrs["regions"]`` (called
+    with the values of the region's parameters, it returns its results' values)."""
+    attrs = dict(node.attrs)
+    if node.regions:
+        attrs["regions"] = tuple(
+            functools.partial(run_region, r, evaluate=interpret) for r in node.regions
+        )
+    out = OPS[node.op].reference(inputs, node.dtype, node.shape, attrs)
+    if out.dtype != node.dtype.numpy or out.shape != node.shape:
+        raise AssertionError(
+            f"reference '{node.op}' gave {out.dtype}{out.shape}, "
+            f"expected {node.dtype.numpy}{node.shape}"
+        )
+    return out

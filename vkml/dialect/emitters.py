@@ -193,6 +193,15 @@ def emit_where(
     )
 
 
+def emit_cond(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """Both arms inline on the operands ``xs[1:]``, then the one ``xs[0]`` (a 0-d bool)
+    picks: one kernel, no host decision."""
+    on_true, on_false = (region(list(xs[1:]))[0] for region in attrs["regions"])
+    return b.select(b.prepare(xs[0], out.shape, bool_), on_true, on_false)
+
+
 def emit_astype(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:

@@ -8,10 +8,12 @@ hand).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
-from vkml.graph.node import Node, Region
+from vkml.graph.node import PARAM, Node, Region
+
+V = TypeVar("V")
 
 
 def toposort(roots: Iterable[Node], descend: Callable[[Node], bool] | None = None) -> list[Node]:
@@ -80,6 +82,34 @@ def region_key(region: Region) -> tuple[Any, ...]:
     """The structural key of a region: its parameters' and nodes' structure, results last."""
     key, _ = structure(region_schedule(region), region.results)
     return (tuple((p.dtype.name, p.shape) for p in region.params), key)
+
+
+def run_region(
+    region: Region, args: Sequence[V], evaluate: Callable[[Node, list[V]], V]
+) -> list[V]:
+    """The values of ``region``'s results, its parameters bound to ``args``: each node's value
+    is ``evaluate(node, source values)`` in schedule order. The lowering passes an emitter
+    (values are SSA values), the reference device a NumPy interpreter (values are arrays)."""
+    if len(args) != len(region.params):
+        raise ValueError(f"a region of {len(region.params)} parameters got {len(args)} values")
+    values: dict[Node, V] = dict(zip(region.params, args))
+    for node in region_schedule(region):
+        if node.op != PARAM:
+            values[node] = evaluate(node, [values[s] for s in node.src])
+    return [values[r] for r in region.results]
+
+
+def region_nodes(node: Node) -> Iterator[Node]:
+    """Every node inside ``node``'s regions, theirs included, parameters excepted."""
+    stack = [node]
+    while stack:
+        owner = stack.pop()
+        for region in owner.regions:
+            for inner in region_schedule(region):
+                if inner.op != PARAM:
+                    yield inner
+                    if inner.regions:
+                        stack.append(inner)
 
 
 def estimated_work(schedule: Sequence[Node]) -> int:

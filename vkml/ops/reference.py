@@ -192,6 +192,14 @@ def where(
     )
 
 
+def cond(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """The arm ``xs[0]`` chooses, evaluated on ``xs[1:]`` (the other is not run)."""
+    on_true, on_false = attrs["regions"]
+    return (on_true if bool(xs[0]) else on_false)(list(xs[1:]))[0]
+
+
 def astype(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:

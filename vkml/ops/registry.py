@@ -5,6 +5,7 @@ test) is derived from this one."""
 from __future__ import annotations
 
 from vkml.ops.contraction import CONTRACTION
+from vkml.ops.control import CONTROL
 from vkml.ops.creation import CREATION
 from vkml.ops.elementwise import ELEMENTWISE
 from vkml.ops.movement import MOVEMENT
@@ -17,6 +18,7 @@ FAMILIES: dict[str, dict[str, OpDef]] = {
     "movement": MOVEMENT,
     "contraction": CONTRACTION,
     "reduce": REDUCE,
+    "control": CONTROL,
 }
 
 

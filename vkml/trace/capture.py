@@ -174,7 +174,7 @@ class Captured:
         return _unflatten(self._structure, tensors)
 
     def _check(self, name: str, expected: Spec, value: Any) -> Tensor:
-        if isinstance(value, np.ndarray):
+        if isinstance(value, (np.ndarray, np.generic)):
             value = tensor(value, device=expected.device)
         if not isinstance(value, Tensor):
             raise TypeError(

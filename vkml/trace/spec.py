@@ -44,7 +44,7 @@ def spec(shape: Any, dtype: Any = None, device: Any = None) -> Spec:
 
 
 def spec_of(name: str, value: Any) -> Spec:
-    """The ``Spec`` of an example argument: a ``Spec``, a tensor or a NumPy array (on cpu).
+    """The ``Spec`` of an example argument: a ``Spec``, a tensor or a NumPy array or scalar (on cpu).
 
     Raises:
         DataError: ``value`` is none of those; the message names the parameter.
@@ -53,7 +53,7 @@ def spec_of(name: str, value: Any) -> Spec:
         return value
     if isinstance(value, Tensor):
         return Spec(value.shape, value.dtype, value.device)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, np.generic)):
         return spec(value.shape, from_numpy(value.dtype))
     raise DataError(
         f"capture: argument {name!r} must be a vkml Tensor, a NumPy array or a vkml.spec "

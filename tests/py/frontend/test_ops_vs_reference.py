@@ -115,6 +115,14 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["eq"] = ("eq", lambda t: t["a"] == t["b"])
     p["ne"] = ("ne", lambda t: t["a"] != t["b"])
     p["where"] = ("where", lambda t: vkml.where(t["pos"] > t["pos"].amin(), t["a"], t["b"]))
+    # a condition decided on the device, each way: the arms are regions of the cond node
+    for taken in (True, False):
+        p[f"cond_{taken}"] = ("cond", lambda t, taken=taken: vkml.cond(
+            (t["pos"].reshape(-1)[0] == t["pos"].reshape(-1)[0]) == taken,
+            (lambda x, y: x - y) if number else (lambda x, y: x != y),
+            (lambda x, y: vkml.maximum(x, y) * x) if number else (lambda x, y: x == y),
+            t["a"], t["b"],
+        ))  # fmt: skip
     for name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu"):
         if flt and not vkml.cpu.supports(name, vkml.dtypes.to_dtype(dtype)):
             continue  # pinned by test_cpu_refuses_what_its_support_table_excludes

@@ -8,7 +8,14 @@ import pytest
 import vkml
 from vkml.dtypes import float32, int32
 from vkml.graph.node import Node, Region, param
-from vkml.graph.walk import region_key, region_schedule, structure, toposort
+from vkml.graph.walk import (
+    region_key,
+    region_nodes,
+    region_schedule,
+    run_region,
+    structure,
+    toposort,
+)
 
 CPU = vkml.cpu
 
@@ -67,3 +74,26 @@ def test_regions_are_immutable_like_their_owner() -> None:
     owner = _owner(_leaf(), _region("add"))
     with pytest.raises(AttributeError, match="immutable"):
         owner.regions = ()  # type: ignore[misc]
+
+
+def test_run_region_binds_parameters_and_evaluates_in_order() -> None:
+    region = _region("mul")
+    seen: list[str] = []
+
+    def evaluate(node: Node, values: list[float]) -> float:
+        seen.append(node.op)
+        return values[0] * values[1]
+
+    assert run_region(region, [3.0], evaluate) == [9.0]
+    assert seen == ["mul"]  # the parameter is bound, not evaluated
+    with pytest.raises(ValueError, match="a region of 1 parameters got 2 values"):
+        run_region(region, [1.0, 2.0], evaluate)
+
+
+def test_region_nodes_lists_nested_regions_without_parameters() -> None:
+    inner = _owner(_leaf(), _region("sub"))
+    p = param(0, float32, (3,), CPU)
+    middle = Node("cond", float32, (3,), (p,), (), CPU, regions=(_region("sub"),))
+    outer = _owner(_leaf(), Region((p,), (Node("add", float32, (3,), (middle, p), (), CPU),)))
+    assert sorted(n.op for n in region_nodes(outer)) == ["add", "cond", "sub"]
+    assert [n.op for n in region_nodes(inner)] == ["sub"]

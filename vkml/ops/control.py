@@ -1,0 +1,20 @@
+"""Control flow: ops that own regions (``vkml.graph.node.Region``).
+
+``cond(pred, *operands)`` owns two regions, the true arm and the false arm, each taking the
+operands as its parameters and returning one value. The compiled devices emit both arms
+inline and select between their results, one kernel with no host round trip (IREE runs
+``stablehlo.if`` on the host: a sync per decision, measured in issue 7); the reference device
+evaluates the chosen arm only. Arms are pure, so the two give the same bits. The selection is
+bit-exact; each op inside an arm keeps its own contract. No gradient rule yet: the graph
+builder (issue 10) brings reverse mode through regions.
+"""
+
+from __future__ import annotations
+
+from vkml.dialect import emitters as emit
+from vkml.ops import reference as ref
+from vkml.ops.spec import OpDef, table
+
+CONTROL: dict[str, OpDef] = table(
+    OpDef("cond", "control", emit.emit_cond, ref.cond, True),
+)
