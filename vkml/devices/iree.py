@@ -5,8 +5,10 @@ same shape runs again without lowering. ``iree.compiler`` is imported only on a 
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -38,6 +40,7 @@ class IreeDevice(Device):
         self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
         self._fence_buffer: Any = None
         self._lock = threading.Lock()
+        _LIVE.add(self)
 
     @property
     def session(self):  # type: ignore[no-untyped-def]
@@ -107,3 +110,21 @@ class IreeDevice(Device):
     def clear_executables(self) -> None:
         with self._lock:
             self._executables.clear()
+
+    def release(self) -> None:
+        """Drop what the device holds of IREE's (executables, the fence buffer); both are
+        made again on the next use."""
+        self.clear_executables()
+        self._fence_buffer = None
+
+
+# Every IREE device made in this process. Their IREE objects are released when the process
+# exits, before the interpreter tears its modules down: a Vulkan buffer freed during that
+# teardown crashed IREE's bindings (exit status 139 after a correct run).
+_LIVE: weakref.WeakSet[IreeDevice] = weakref.WeakSet()
+
+
+@atexit.register
+def _release_all() -> None:
+    for device in list(_LIVE):
+        device.release()

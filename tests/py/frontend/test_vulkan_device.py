@@ -4,6 +4,9 @@ errors. Skipped, with the way to enable it, where no Vulkan device exists."""
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -93,3 +96,19 @@ def test_staged_readback_gives_the_same_bits(
     assert np.array_equal(staged, direct) and np.array_equal(view, direct)
     assert vkml.tensor(np.float32(2.5), device=vulkan).item() == 2.5
     assert vkml.zeros((0, 3), device=vulkan).numpy().shape == (0, 3)
+
+
+def test_a_process_that_used_vulkan_exits_cleanly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Freeing the device's own buffers during interpreter shutdown crashed IREE (exit status
+    139 after a correct run); vkml releases them before the interpreter tears down."""
+    script = tmp_path / "uses_vulkan.py"
+    script.write_text(
+        "import numpy as np, vkml\n"
+        "dev = vkml.device('vulkan:0')\n"
+        "kept = vkml.tensor(np.ones(3, np.float32), device=dev)\n"
+        "print((kept * 2.0 + 1.0).numpy())\n"
+    )
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.strip() == "[3. 3. 3.]"
