@@ -112,6 +112,9 @@ NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "
     "bitwise_xor",
     "left_shift",
     "right_shift",
+    # no rule yet: reverse mode through regions comes with the graph builder (issue 10);
+    # test_control pins the GradientError
+    "cond",
 }
 
 
