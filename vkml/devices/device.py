@@ -22,6 +22,7 @@ class Device:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self._supported: dict[tuple[str, DType], bool] = {}
 
     def __repr__(self) -> str:
         return f"vkml.device('{self.name}')"
@@ -31,9 +32,17 @@ class Device:
 
     def supports(self, op: str, dtype: DType) -> bool:
         """Whether this device can evaluate ``op`` producing ``dtype``: the op does not
-        refuse this kind of device for it (``OpDef.refuses``) and the device has the dtype."""
-        found = OPS.get(op)
-        return found is not None and found.runs_on(self.kind, dtype) and dtype in self.dtypes
+        refuse this kind of device for it (``OpDef.refuses``) and the device has the dtype.
+
+        Both are fixed once the device exists, so each answer is kept (every realize asks
+        for every node)."""
+        key = (op, dtype)
+        known = self._supported.get(key)
+        if known is None:
+            found = OPS.get(op)
+            known = found is not None and found.runs_on(self.kind, dtype) and dtype in self.dtypes
+            self._supported[key] = known
+        return known
 
     @property
     def dtypes(self) -> tuple[DType, ...]:
@@ -59,6 +68,6 @@ class Device:
 
         ``call(storages)`` takes one storage per leaf (the leaves' own, or others of the same
         dtype and shape) and returns one per root, in one invocation; it can be called again
-        with new storages without walking the graph (``vkml.frontend.replay``).
+        with new storages without walking the graph (``vkml.trace`` does).
         """
         raise NotImplementedError

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
 from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
-from vkml.graph.node import Node, is_placeholder
+from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes, toposort
 from vkml.runtime import bump
 
@@ -62,30 +62,29 @@ def plan(roots: Sequence[Node], inputs: Sequence[Node] = ()) -> tuple[list[Node]
     schedule = toposort([*inputs, *roots]) if inputs else toposort(roots)
     _step("device")
     device = schedule[0].device
-    allowed = set(inputs)
+    allowed = set(inputs) if inputs else ()
     for node in schedule:
         if node.device is not device:
             raise DeviceError(
                 f"'realize' operands are on different devices: {device} and {node.device}"
             )
-        if (
-            node._storage is None
-            and node._computed
-            and is_placeholder(node)
-            and node not in allowed
-        ):
+        # a leaf without storage: an input placeholder (computed, never bound)
+        if node._computed and node._storage is None and node not in allowed:
             raise TraceError(
                 f"this value depends on the input {node.attr('name')!r} of a captured "
                 f"function, which has a value only when the captured function is called; "
                 f"call it (or realize outside the function you capture)"
             )
     _step("support")
+    supports = device.supports
     for node in schedule:
         if not node._computed:
-            _check_support(device, node)
+            if not supports(node.op, node.dtype):
+                _refuse(device, node)
             if node.regions:
                 for inner in region_nodes(node):
-                    _check_support(device, inner)
+                    if not supports(inner.op, inner.dtype):
+                        _refuse(device, inner)
     _step("coverage")
     path = os.environ.get("VKML_COVERAGE")
     if path:
@@ -93,10 +92,9 @@ def plan(roots: Sequence[Node], inputs: Sequence[Node] = ()) -> tuple[list[Node]
     return schedule, device
 
 
-def _check_support(device: Device, node: Node) -> None:
-    if not device.supports(node.op, node.dtype):
-        remedy = "cpu" if device.kind != "cpu" else "reference"
-        raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
+def _refuse(device: Device, node: Node) -> None:
+    remedy = "cpu" if device.kind != "cpu" else "reference"
+    raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
 
 
 def realize_nodes(nodes: Sequence[Node]) -> None:

@@ -72,22 +72,25 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None
 
 def _operands(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
     """Both operands as nodes, with the promoted dtype (Python scalars are weak)."""
-    a_t, b_t = isinstance(a, (TensorBase, Node)), isinstance(b, (TensorBase, Node))
-    if a_t and b_t:
-        an, bn = tensor_node(op, a), tensor_node(op, b)
+    # the operators' common cases first, kept short (benchmark 1): a tensor and a float,
+    # two tensors
+    if isinstance(a, TensorBase):
+        an: Node | None = a._node
+        if type(b) is float and a._node.dtype.is_float:
+            return a._node, scalar_node(b, a._node.dtype, a._node.device), a._node.dtype
+    else:
+        an = a if isinstance(a, Node) else None
+    bn = b._node if isinstance(b, TensorBase) else b if isinstance(b, Node) else None
+    if an is not None and bn is not None:
         if an.device is not bn.device:
             raise DeviceError(
                 f"'{op}' operands are on different devices: {an.device} and {bn.device}"
             )
         return an, bn, promote_types(an.dtype, bn.dtype)
-    if a_t:
-        an = tensor_node(op, a)
-        if type(b) is float and an.dtype.is_float:  # the common case, kept short
-            return an, scalar_node(b, an.dtype, an.device), an.dtype
+    if an is not None:
         dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
         return an, scalar_node(b, dtype, an.device, op), dtype
-    if b_t:
-        bn = tensor_node(op, b)
+    if bn is not None:
         dtype = result_type_with_scalar(bn.dtype, _require_scalar(op, a))
         return scalar_node(a, dtype, bn.device, op), bn, dtype
     return _operands(op, data_node(a, None, None), b)

@@ -23,14 +23,11 @@ from vkml.graph.node import Node
 
 def wrap(node: Node, *operands: Any) -> Tensor:
     """The tensor of a node an op function returned: the operand itself when the op changed
-    nothing (``x.reshape(x.shape) is x``), else a new tensor, realized at once in eager mode
-    (so a run-time error surfaces at the op that caused it)."""
+    nothing (``x.reshape(x.shape) is x``), else a new tensor."""
     for x in operands:
         for t in x if isinstance(x, (list, tuple)) else (x,):
             if isinstance(t, Tensor) and t._node is node:
                 return t
-    if is_eager():
-        realize_nodes([node])
     return Tensor(node)
 
 
@@ -48,9 +45,17 @@ class Tensor(TensorBase, UnaryMethods):
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
 
     def __init__(self, node: Node) -> None:
-        super().__init__(node)
+        """The handle of ``node``; in eager mode a pending node is realized now, so a
+        run-time error surfaces at the op that caused it."""
+        # TensorBase's fields set here rather than through super().__init__: a tensor is
+        # made for every op, and the extra call was a tenth of the cost (benchmark 1)
+        self._node = node
+        self._grad = None
+        self._requires_grad = False
         if grad_mode.NO_GRAD_ACTIVE:
             grad_mode.on_new_tensor(node)
+        if not node._computed and is_eager():
+            realize_nodes([node])
 
     @property
     def is_realized(self) -> bool:
@@ -200,34 +205,34 @@ class Tensor(TensorBase, UnaryMethods):
 
     # -- arithmetic and comparison operators ------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("add", self, other), self)
+        return Tensor(ops.binary("add", self, other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("add", other, self), self)
+        return Tensor(ops.binary("add", other, self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("sub", self, other), self)
+        return Tensor(ops.binary("sub", self, other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("sub", other, self), self)
+        return Tensor(ops.binary("sub", other, self))
 
     def __mul__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("mul", self, other), self)
+        return Tensor(ops.binary("mul", self, other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("mul", other, self), self)
+        return Tensor(ops.binary("mul", other, self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("div", self, other), self)
+        return Tensor(ops.binary("div", self, other))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("div", other, self), self)
+        return Tensor(ops.binary("div", other, self))
 
     def __pow__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("pow", self, other), self)
+        return Tensor(ops.binary("pow", self, other))
 
     def __rpow__(self, other: Any) -> Tensor:
-        return wrap(ops.binary("pow", other, self), self)
+        return Tensor(ops.binary("pow", other, self))
 
     def __matmul__(self, other: Any) -> Tensor:
         return wrap(ops.matmul(self, other), self)
@@ -236,31 +241,31 @@ class Tensor(TensorBase, UnaryMethods):
         return wrap(ops.matmul(other, self), self)
 
     def __neg__(self) -> Tensor:
-        return wrap(ops.unary("neg", self), self)
+        return Tensor(ops.unary("neg", self))
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return wrap(ops.unary("abs", self), self)
+        return Tensor(ops.unary("abs", self))
 
     def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return wrap(ops.compare("eq", self, other), self)
+        return Tensor(ops.compare("eq", self, other))
 
     def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return wrap(ops.compare("ne", self, other), self)
+        return Tensor(ops.compare("ne", self, other))
 
     def __lt__(self, other: Any) -> Tensor:
-        return wrap(ops.compare("lt", self, other), self)
+        return Tensor(ops.compare("lt", self, other))
 
     def __le__(self, other: Any) -> Tensor:
-        return wrap(ops.compare("le", self, other), self)
+        return Tensor(ops.compare("le", self, other))
 
     def __gt__(self, other: Any) -> Tensor:
-        return wrap(ops.compare("gt", self, other), self)
+        return Tensor(ops.compare("gt", self, other))
 
     def __ge__(self, other: Any) -> Tensor:
-        return wrap(ops.compare("ge", self, other), self)
+        return Tensor(ops.compare("ge", self, other))
 
     def __getitem__(self, index: Any) -> Tensor:
         return wrap(views.getitem(self, index), self)
@@ -269,7 +274,7 @@ class Tensor(TensorBase, UnaryMethods):
     # (the unary elementwise ones, exp() to sign(), come from UnaryMethods, generated from
     # the op definitions)
     def _unary(self, op: str) -> Tensor:
-        return wrap(ops.unary(op, self), self)
+        return Tensor(ops.unary(op, self))
 
     def astype(self, dtype: Any) -> Tensor:
         return wrap(ops.astype(self, dtype), self)
@@ -278,10 +283,10 @@ class Tensor(TensorBase, UnaryMethods):
         return wrap(ops.clip(self, min, max), self)
 
     def maximum(self, other: Any) -> Tensor:
-        return wrap(ops.binary("maximum", self, other), self)
+        return Tensor(ops.binary("maximum", self, other))
 
     def minimum(self, other: Any) -> Tensor:
-        return wrap(ops.binary("minimum", self, other), self)
+        return Tensor(ops.binary("minimum", self, other))
 
     def matmul(self, other: Tensor) -> Tensor:
         return wrap(ops.matmul(self, other), self)
