@@ -17,6 +17,7 @@ value observed then would be baked into the captured graph as a constant.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -44,6 +45,19 @@ def refusing(reason: str) -> Iterator[None]:
         yield
     finally:
         _REFUSED.reset(token)
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_line() -> str:
+    """``file:line`` of the innermost frame outside vkml: the user's line that observed."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return "an unknown line"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def _step(name: str) -> None:
@@ -107,7 +121,7 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
         return
     refused = _REFUSED.get()
     if refused is not None:
-        raise TraceError(refused)
+        raise TraceError(f"{refused} (observed at {_user_line()})")
     schedule, device = plan(roots)
     _step("bind")
     call, leaves = device.prepare(schedule, roots)

@@ -105,7 +105,10 @@ def test_observing_a_value_while_capturing_is_refused() -> None:
             return x
         return -x
 
-    with pytest.raises(vkml.TraceError, match=r"'peeks' is being captured.*return the value"):
+    with pytest.raises(
+        vkml.TraceError,
+        match=r"'peeks' is being captured.*return the value.*observed at .*test_capture\.py:\d+",
+    ):
         trace.capture(peeks, A)
     outside = vkml.tensor(A) + 1.0
     with pytest.raises(vkml.TraceError):
