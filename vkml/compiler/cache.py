@@ -17,7 +17,6 @@ import functools
 import hashlib
 import os
 import platform
-import tempfile
 import threading
 import time
 import tomllib
@@ -26,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from vkml.compiler.abi import Abi
+from vkml.compiler.atomic import write_atomically
 from vkml.compiler.target import PRECOMPILE_ENV, Target, parse_precompile_targets
 from vkml.errors import CompileError
 from vkml.runtime.stats import bump
@@ -33,8 +33,6 @@ from vkml.runtime.stats import bump
 # An entry: _MAGIC, the SHA-256 (hex) of the body, a newline, then the body: the manifest (one
 # line of JSON, empty when the caller gave no ABI), a newline, the .vmfb bytes.
 _MAGIC = b"VKMLVMFB2\n"
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 _SUFFIX = ".vmfb"
 
 
@@ -253,20 +251,13 @@ class CompileCache:
         return Abi.from_json(entry[0]) if entry is not None and entry[0] else None
 
     def _store(self, key: str, manifest: str, vmfb: bytes) -> None:
-        path = self.path_of(key)
-        tmp: str | None = None
+        body = manifest.encode() + b"\n" + vmfb
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                body = manifest.encode() + b"\n" + vmfb
-                f.write(_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-            os.chmod(tmp, 0o644 & ~_UMASK)  # mkstemp makes 0600; a shared cache must be readable
-            os.replace(tmp, path)
+            write_atomically(
+                self.path_of(key), _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+            )
         except OSError:
-            # a read-only or full cache dir costs a recompile later, nothing more
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+            pass  # a read-only or full cache dir costs a recompile later, nothing more
 
     def clear_memory(self) -> None:
         with self._lock:

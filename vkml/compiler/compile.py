@@ -14,7 +14,7 @@ from vkml.dialect.ir import CompilerToolError, compile_str
 from vkml.errors import CompileError
 from vkml.passes import split_contractions
 from vkml.passes.pipeline import run_passes
-from vkml.passes.registry import pipeline_for
+from vkml.passes.pipelines import pipeline_for
 
 
 def compile_module(text: str, target: Target) -> bytes:

@@ -34,17 +34,19 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         device: a Device or a name such as ``"cpu"``; default ``vkml.cpu``.
         requires_grad: make it a leaf that ``backward()`` stores a ``.grad`` on.
     """
-    out = _tensor(data, dtype, device)
+    out = (
+        _tensor(data, dtype, device)
+        if isinstance(data, Tensor)
+        else Tensor(data_node(data, dtype, device))
+    )
     if not requires_grad:
         return out
     return (out.detach() if out is data else out).requires_grad_()  # a new leaf, as torch
 
 
-def _tensor(data: Any, dtype: Any, device: Any) -> Tensor:
-    if isinstance(data, Tensor):
-        out = data.to(resolve_device(device) if device is not None else data.device)
-        return out if dtype is None else out.astype(dtype)
-    return Tensor(data_node(data, dtype, device))
+def _tensor(data: Tensor, dtype: Any, device: Any) -> Tensor:
+    out = data.to(resolve_device(device) if device is not None else data.device)
+    return out if dtype is None else out.astype(dtype)
 
 
 def full(

@@ -97,7 +97,7 @@ def data_node(data: Any, dtype: Any, device: Any) -> Node:
         # the common case kept short: the upload copies, so no astype copy is needed
         target = _NUMPY_DTYPES.get(data.dtype)
         if target is not None:
-            dev = resolve_device(device)
+            dev = cpu if device is None else get_device(device)
             if dev.supports("astype", target):
                 return Node("data", target, data.shape, (), (), dev, dev.upload(data, target))
     dev = resolve_device(device)

@@ -7,7 +7,7 @@ on the order, so other targets keep IREE's native reduce (on cpu both run at one
 int32 in 5.4 ms as a tree, 5.7 ms native). But a native reduce over one axis becomes a loop over that axis inside one thread,
 and Mesa's lavapipe stops every shader after 65,535 loop iterations, silently: an integer sum
 of 70,000 ones gave 65,535 and argmax (whose first index is an integer minimum) of 70,000
-elements gave 70,000. Only targets with a loop cap run it (``registry.pipeline_for``).
+elements gave 70,000. Only targets with a loop cap run it (``pipelines.pipeline_for``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ elements (``CHUNK`` unless the pipeline asks for less); a longer one became chun
 summed in a fixed order (``vkml.dialect.contraction``). IREE's Vulkan code loops over a
 contraction inside each thread, and Mesa's lavapipe stops every shader after 65,535 loop
 iterations in all, silently: a K = 65,536 matmul of ones gave 65,535. Only targets with a loop cap run it
-(``registry.pipeline_for``); the matmul contract there stays the bound of ADR 0005, as
+(``pipelines.pipeline_for``); the matmul contract there stays the bound of ADR 0005, as
 everywhere (the chunking changes the order of the sum, not its precision).
 """
 

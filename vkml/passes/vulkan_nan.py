@@ -6,7 +6,7 @@ compile a shader as if no float were NaN. Measured on an NVIDIA H200 (driver 580
 and bfloat16; lavapipe and cpu gave NaN. The driver cannot assume anything of that kind about
 integers, so this pass restates each NaN decision with ``vkml.dialect.nan_bits``
 (docs/adr/0010-vulkan-nan-by-integers.md). Only Vulkan compiles run it
-(``registry.VULKAN_PASSES``).
+(``pipelines.VULKAN_PASSES``).
 
 Invariant: no float ``stablehlo.compare`` of a value with itself remains (``x != x`` and
 ``x == x`` became integer tests of x's bits); every other float compare is joined with integer

@@ -1,0 +1,36 @@
+"""``vkml/passes/pipelines.py``: the pass orders are data, and every name in them is a pass
+of the registry, in the order each target runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from vkml.passes import pipelines
+from vkml.passes.registry import PASSES
+
+
+def test_every_pass_a_pipeline_names_is_registered() -> None:
+    named = {*pipelines.PIPELINE, *pipelines.VULKAN_PASSES, *pipelines.LOOP_CAP_PASSES}
+    assert named <= set(PASSES)
+    assert set(PASSES) <= named  # and no registered pass is left out of every pipeline
+    for name, module in PASSES.items():
+        assert module.ARGUMENT == name
+
+
+def test_the_orders_per_target() -> None:
+    assert pipelines.pipeline_for("llvm-cpu") == pipelines.PIPELINE
+    vulkan = pipelines.pipeline_for("vulkan-spirv")
+    assert vulkan[-1] == "vkml-verify-nan-semantics"
+    assert vulkan.index("vkml-exact-divide") < vulkan.index("vkml-vulkan-nan")
+    capped = pipelines.pipeline_for("vulkan-spirv", loop_cap=65535)
+    assert capped[:2] == pipelines.LOOP_CAP_PASSES and capped[2:] == vulkan
+
+
+def test_the_orders_are_read_without_the_compiler() -> None:
+    code = (
+        "import sys; import vkml.passes.pipelines; "
+        "print(any(m.startswith('iree.compiler') for m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"

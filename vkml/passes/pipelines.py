@@ -1,0 +1,39 @@
+"""Which of vkml's passes a compile runs, in which order: data only, by pass argument name.
+
+Kept apart from the passes themselves (``registry.PASSES``, which imports them and so
+``iree.compiler``) so that what a module was compiled with can be named where no compiler is
+installed (an exported module's manifest, ``vkml inspect``). ``registry`` checks that every
+name here is a pass it has.
+"""
+
+from __future__ import annotations
+
+# The determinism slot: every compile runs these, in this order, before IREE sees the module.
+# The NaN verifier comes last, so that it also checks what the passes before it emitted.
+PIPELINE: tuple[str, ...] = (
+    "vkml-pairwise-reductions",
+    "vkml-soft-f16",
+    "vkml-verify-nan-semantics",
+)
+
+# Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
+# Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
+# pass's docstring for what was measured). Division first: its integer recipe has no NaN
+# for the NaN pass to guard.
+VULKAN_PASSES: tuple[str, ...] = ("vkml-exact-divide", "vkml-vulkan-nan")
+
+# Passes for a target whose driver caps shader loops (lavapipe), first of all: what they emit
+# goes through the rest of the pipeline like anything else.
+LOOP_CAP_PASSES: tuple[str, ...] = (
+    "vkml-split-contractions",
+    "vkml-pairwise-integer-reductions",
+)
+
+
+def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:
+    """The passes a compile for IREE ``backend`` runs, in order; ``loop_cap`` is the target
+    driver's shader loop cap (``Target.loop_cap``), if it has one."""
+    first = LOOP_CAP_PASSES if loop_cap is not None else ()
+    if backend != "vulkan-spirv" or not VULKAN_PASSES:
+        return (*first, *PIPELINE)
+    return (*first, *PIPELINE[:-1], *VULKAN_PASSES, PIPELINE[-1])
