@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("frontend", ["vkml/frontend/"]),
     ("trace", ["vkml/trace/"]),
     ("nn", ["vkml/nn/"]),
+    ("aot", ["vkml/aot/"]),
     ("api", ["vkml/__init__.py"]),
     ("examples", ["vkml/examples/"]),
     ("cli", ["vkml/cli.py", "vkml/__main__.py"]),

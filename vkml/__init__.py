@@ -9,6 +9,7 @@ run as ONE invocation on the tensors' device.
 from __future__ import annotations
 
 from vkml import (
+    aot,  # the layer above nn: exported modules that run without Python
     nn,  # the layer above trace: modules, layers, losses, optimisers
     trace,  # the layer above frontend: capturing a function's graph
 )
@@ -27,6 +28,7 @@ from vkml.dtypes import (
     uint32,
 )
 from vkml.errors import (
+    ArtifactError,
     AxisError,
     CompileError,
     DataError,
@@ -139,6 +141,7 @@ def reset_stats() -> None:
 
 
 __all__ = [
+    "ArtifactError",
     "AxisError",
     "CompileError",
     "DType",
@@ -159,6 +162,7 @@ __all__ = [
     "add",
     "amax",
     "amin",
+    "aot",
     "arange",
     "argmax",
     "argmin",

@@ -1,6 +1,7 @@
 """The ``vkml`` command line: compile cache upkeep, coverage reports, versions, the demo.
 
-``vkml cache info|clear``, ``vkml coverage PATH``, ``vkml version``, ``vkml demo``.
+``vkml cache info|clear``, ``vkml coverage PATH``, ``vkml version``, ``vkml devices``,
+``vkml demo``, ``vkml inspect FILE.vmfb``, ``vkml compile FILE.py:FUNCTION --arg x=4x3xf32 -o m.vmfb``.
 A user's mistake (a missing file, an unknown command) prints one line to stderr and exits
 non-zero; it never shows a traceback.
 """
@@ -8,15 +9,19 @@ non-zero; it never shows a traceback.
 from __future__ import annotations
 
 import argparse
+import runpy
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
 import vkml
+from vkml.aot.loaded import inspect as inspect_module
+from vkml.aot.manifest import describe
 from vkml.compiler.cache import default_cache, vkml_version
 from vkml.devices.coverage import coverage_report, format_coverage
 from vkml.devices.registry import vulkan_reports
+from vkml.errors import ArtifactError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -158,6 +163,65 @@ def demo(args: argparse.Namespace) -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def inspect(args: argparse.Namespace) -> int:
+    """Print what the exported module at ``args.path`` holds and where it came from."""
+    try:
+        manifest = inspect_module(args.path)
+    except ArtifactError as exc:
+        raise UsageError(str(exc)) from exc
+    print("\n".join(describe(manifest)))
+    return EXIT_OK
+
+
+def compile_command(args: argparse.Namespace) -> int:
+    """Export ``FILE.py:FUNCTION`` on the ``--arg`` specs to the ``-o`` module."""
+    fn, weights = _load_function(args.function, args.weights)
+    specs = [_spec_arg(text, args.device) for text in args.arg]
+    try:
+        artifact = vkml.aot.export(fn, *specs, device=args.device, name=args.name, weights=weights)
+        written = artifact.save(args.output)
+    except (vkml.VkmlError, ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from exc
+    for path in written:
+        print(f"wrote {path} ({human_bytes(path.stat().st_size)})")
+    print(f"run it: {artifact.command(written[0])}")
+    return EXIT_OK
+
+
+def _load_function(spec: str, weights: str | None) -> tuple[Callable[..., object], object]:
+    """``FILE.py:NAME`` as the function it names, and the module attribute ``weights``."""
+    file, _, name = spec.rpartition(":")
+    if not file or not name:
+        raise UsageError(f"{spec!r} is not FILE.py:FUNCTION")
+    path = Path(file)
+    if not path.is_file():
+        raise UsageError(f"{file!r} does not exist")
+    namespace = runpy.run_path(str(path), run_name="__vkml_compile__")
+    if name not in namespace or not callable(namespace[name]):
+        raise UsageError(f"{file} defines no function {name!r}")
+    if weights is not None and weights not in namespace:
+        raise UsageError(f"{file} defines no {weights!r} to take the weights' names from")
+    return namespace[name], None if weights is None else namespace[weights]
+
+
+def _spec_arg(text: str, device: str) -> vkml.trace.Spec:
+    """``NAME=128x64xf32`` (or ``NAME=f32`` for a 0-d input) as a spec on ``device``."""
+    _, _, shape_text = text.rpartition("=")
+    *dims, element = shape_text.split("x")
+    try:
+        dtype = _MLIR_DTYPES[element]
+        shape = tuple(int(d) for d in dims)
+    except (KeyError, ValueError):
+        raise UsageError(
+            f"--arg {text!r}: write NAME=DIMSxTYPE, e.g. x=128x64xf32 (types: "
+            f"{', '.join(sorted(_MLIR_DTYPES))})"
+        ) from None
+    return vkml.spec(shape, dtype, device)
+
+
+_MLIR_DTYPES = {d.mlir: d for d in vkml.dtypes.ALL}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: one sub-command per job, each with its handler as ``run``."""
     parser = argparse.ArgumentParser(
@@ -179,6 +243,22 @@ def build_parser() -> argparse.ArgumentParser:
     _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
     _command(commands, "devices", "every device, Vulkan ones with what they report", devices)
     _command(commands, "demo", "train an MLP on the handwritten digits (the main job)", demo)
+    inspected = _command(
+        commands, "inspect", "functions, target, provenance of an exported .vmfb", inspect
+    )
+    inspected.add_argument("path", help="a .vmfb written by vkml.aot (Artifact.save)")
+    compiled = _command(
+        commands, "compile", "export FILE.py:FUNCTION to a .vmfb (vkml.aot.export)", compile_command
+    )
+    compiled.add_argument("function", help="FILE.py:FUNCTION, the function to export")
+    compiled.add_argument(
+        "--arg", action="append", default=[], metavar="NAME=SHAPExTYPE",
+        help="one per input, in order: e.g. x=128x64xf32",
+    )  # fmt: skip
+    compiled.add_argument("--device", default="cpu", help="cpu (default) or vulkan:N")
+    compiled.add_argument("--weights", help="a module-level nn.Module or dict naming the weights")
+    compiled.add_argument("--name", help="the exported function's name (default: FUNCTION)")
+    compiled.add_argument("-o", "--output", required=True, help="the .vmfb to write")
     return parser
 
 

@@ -8,6 +8,7 @@ Each class also derives from the built-in exception a NumPy or PyTorch user woul
 from __future__ import annotations
 
 __all__ = [
+    "ArtifactError",
     "AxisError",
     "CompileError",
     "DTypeError",
@@ -73,6 +74,12 @@ class TraceError(VkmlError, RuntimeError):
     """A captured function did what capturing cannot record: observed a value while being
     captured, returned something that is not tensors, or a graph needs an input placeholder
     that only a call of the captured function supplies."""
+
+
+class ArtifactError(VkmlError, ValueError):
+    """An exported module (``vkml.aot``) that cannot be loaded as it is: missing, damaged,
+    not a vkml artefact, built by another IREE release or for another target, or with a
+    parameter archive that does not fit it."""
 
 
 class CompileError(VkmlError, RuntimeError):

@@ -10,7 +10,7 @@ goes straight to the loaded executable.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vkml.compiler.abi import Abi, TensorSpec
@@ -56,12 +56,39 @@ def lower(
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves, with its
     calling convention (``Abi``: leaves in, roots out).
 
-    The per-realize side tables (``values``, ``last_use``) are indexed by topological
-    position; nothing is written onto the nodes. With ``output_args`` the caller passes one
-    more buffer per root, after the leaves, and the function writes each result into it.
-    With ``fence_float_ops`` the driver is kept from folding float ops (Vulkan, ADR 0009).
+    With ``output_args`` the caller passes one more buffer per root, after the leaves, and
+    the function writes each result into it. With ``fence_float_ops`` the driver is kept from folding float ops (Vulkan, ADR 0009).
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
+    values = emit_schedule(b, schedule, roots, lambda n: b.arg(TensorType(n.shape, n.dtype)))
+    position = {node: i for i, node in enumerate(schedule)}
+    if output_args:  # after the leaves, one argument per root receives its result
+        for k, r in enumerate(roots):
+            b.output_arg(TensorType(r.shape, r.dtype), k)
+    b.ret([values[position[r]] for r in roots])
+    abi = Abi(
+        function=name,
+        inputs=tuple(TensorSpec(n.dtype, n.shape) for n in schedule if n._computed),
+        outputs=tuple(TensorSpec(r.dtype, r.shape) for r in roots),
+        output_args=output_args,
+        fence=b.uses_fence,
+    )
+    return Lowered(b.module_text(), abi)
+
+
+def emit_schedule(
+    b: FunctionBuilder,
+    schedule: Sequence[Node],
+    roots: Sequence[Node],
+    leaf: Callable[[Node], Value],
+) -> list[Value]:
+    """Emit every pending node of ``schedule`` into ``b``; one value per position, a leaf's
+    from ``leaf`` (an argument for realize, an argument or a parameter for an export).
+
+    The side tables (``values``, ``last_use``) are indexed by topological position; nothing
+    is written onto the nodes. Every ``SEGMENT_NODES`` emitted nodes the live values pass
+    through an optimization barrier (compile time, above).
+    """
     position: dict[Node, int] = {}
     last_use = [0] * len(schedule)
     for i, node in enumerate(schedule):
@@ -79,9 +106,8 @@ def lower(
     live: set[int] = set()
     emitted = 0
     for i, node in enumerate(schedule):
-        out = TensorType(node.shape, node.dtype)
         if node._computed:
-            values.append(b.arg(out))
+            values.append(leaf(node))
             continue
         values.append(emit_node(b, node, [values[position[s]] for s in node.src]))
         live.add(i)
@@ -93,18 +119,7 @@ def lower(
             keep = [j for j in sorted(live) if not b.is_constant(values[j])]
             for j, v in zip(keep, b.barrier([values[j] for j in keep])):
                 values[j] = v
-    if output_args:  # after the leaves, one argument per root receives its result
-        for k, r in enumerate(roots):
-            b.output_arg(TensorType(r.shape, r.dtype), k)
-    b.ret([values[position[r]] for r in roots])
-    abi = Abi(
-        function=name,
-        inputs=tuple(TensorSpec(n.dtype, n.shape) for n in schedule if n._computed),
-        outputs=tuple(TensorSpec(r.dtype, r.shape) for r in roots),
-        output_args=output_args,
-        fence=b.uses_fence,
-    )
-    return Lowered(b.module_text(), abi)
+    return values
 
 
 def emit_node(b: FunctionBuilder, node: Node, operands: list[Value]) -> Value:

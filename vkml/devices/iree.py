@@ -33,6 +33,10 @@ LARGE_GRAPH_NODES = 5000
 class IreeDevice(Device):
     """A device whose schedules are compiled by IREE and run as one invocation."""
 
+    # Whether float ops are hidden behind the fence (a Vulkan driver folds float arithmetic as
+    # if it were exact, ADR 0009); an exported module is lowered the same way (vkml.aot).
+    fences_float_ops = False
+
     def __init__(self, name: str, target: Target, capacity: int = 256) -> None:
         super().__init__(name)
         self.target = target
@@ -51,6 +55,11 @@ class IreeDevice(Device):
 
     def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         return download(storage, dtype, copy, self.name)
+
+    def download_result(self, storage: Any, dtype: DType) -> np.ndarray:
+        """A copy of a result IREE allocated itself (a loaded module's, ``vkml.aot``), which
+        may live in memory the host cannot map."""
+        return self.download(storage, dtype, True)
 
     def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
         key, leaves = structure(schedule, roots)

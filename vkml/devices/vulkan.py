@@ -31,6 +31,7 @@ class VulkanDevice(IreeDevice):
     """
 
     kind = "vulkan"
+    fences_float_ops = True  # Vulkan drivers fold float arithmetic as if it were exact
 
     def __init__(self, name: str, report: VulkanDeviceReport) -> None:
         # the same Target VKML_PRECOMPILE_VULKAN builds elsewhere, hence the same cache keys
@@ -74,9 +75,12 @@ class VulkanDevice(IreeDevice):
             return download_staged(self.session, storage, dtype, copy, self.name, self.report.name)
         return download(storage, dtype, copy, self.name, self.report.name)
 
+    def download_result(self, storage: Any, dtype: DType) -> np.ndarray:
+        # IREE allocates a module's own results in device-local memory: copy through staging
+        return download_staged(self.session, storage, dtype, True, self.name, self.report.name)
+
     def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
-        # Vulkan drivers fold float arithmetic as if it were exact (ADR 0009)
-        return lower(schedule, roots, output_args=True, fence_float_ops=True)
+        return lower(schedule, roots, output_args=True, fence_float_ops=self.fences_float_ops)
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],

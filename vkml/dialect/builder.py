@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from vkml.dialect.types import TensorType, Value, literal
-from vkml.dtypes import DType, bool_, float32, int32, int64
-
-_SIGNED = {32: int32, 64: int64}
+from vkml.dialect.structural import StructuralOps
+from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
+from vkml.dtypes import DType, float32, int32, int64
 
 # The name of the function argument that carries the multiply fence (always 0 at run time).
 FENCE_ARG = "%fence"
-_COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
+# In an exported module the fence is this mutable global instead (``vkml.dialect.module``).
+FENCE_GLOBAL = "vkml_fence"
 # Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.
 _FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
 # Of those, the ones whose result is fenced too: power is a transcendental (log(x ** y) would
@@ -24,7 +24,7 @@ def _fenceable(dtype: DType) -> bool:
     return dtype.bits >= 32 and dtype.kind != "bool"
 
 
-class FunctionBuilder:
+class FunctionBuilder(StructuralOps):
     """Builds the text of one public function; SSA names are numbered in emission order.
 
     With ``fence_float_ops`` (Vulkan, ADR 0009) no float operation's operand is something a
@@ -35,12 +35,18 @@ class FunctionBuilder:
     fenced.
     """
 
-    def __init__(self, name: str = "main", fence_float_ops: bool = False) -> None:
+    def __init__(
+        self, name: str = "main", fence_float_ops: bool = False, fence_global: bool = False
+    ) -> None:
         self.name = name
         self.fence_float_ops = fence_float_ops
+        # where the multiply fence comes from: the last argument, or (an exported module,
+        # ``vkml.dialect.module``) the global FENCE_GLOBAL, loaded first in the body
+        self.fence_global = fence_global
         self.args: list[Value] = []
         self.lines: list[str] = []
         self.results: list[Value] = []
+        self._result_names: list[str] = []
         self._count = 0
         # splat constants by (literal, type): each is emitted once, and broadcasting one
         # emits a splat of the wider type instead of a broadcast op
@@ -56,10 +62,17 @@ class FunctionBuilder:
         self._distinct: dict[str, Value] = {}
 
     # -- structure ---------------------------------------------------------------------
-    def arg(self, ttype: TensorType) -> Value:
+    def arg(self, ttype: TensorType, name: str | None = None) -> Value:
+        """The next argument; ``name`` is what IREE shows for it (``iree.abi.name``)."""
         value = Value(f"%arg{len(self.args)}", ttype)
         self.args.append(value)
+        if name is not None:
+            self._arg_attrs[value.name] = f" {{iree.abi.name = {string_attr(name)}}}"
         return value
+
+    def global_load(self, symbol: str, ttype: TensorType) -> Value:
+        """The value of the module's global ``symbol`` (a parameter of an exported module)."""
+        return self.emit(f"util.global.load @{symbol} : {ttype}", ttype)
 
     def output_arg(self, ttype: TensorType, result: int) -> Value:
         """An argument whose buffer receives result number ``result`` (IREE's
@@ -94,23 +107,38 @@ class FunctionBuilder:
             return [Value(name, values[0].type)]
         return [Value(f"{name}#{i}", v.type) for i, v in enumerate(values)]
 
-    def ret(self, values: Sequence[Value]) -> None:
+    def ret(self, values: Sequence[Value], names: Sequence[str] = ()) -> None:
+        """Return ``values``; ``names`` (one per value) is what IREE shows for them."""
         self.results = list(values)
+        self._result_names = list(names)
 
     def module_text(self) -> str:
         """The whole module: one public function taking the args and returning the results."""
+        return f"module {{\n{self.function_text()}\n}}\n"
+
+    def function_text(self, reflection: Mapping[str, str] | None = None) -> str:
+        """The public function alone (``reflection``: string metadata IREE keeps with it)."""
         params = ", ".join(
             f"{a.name}: {a.type}{self._arg_attrs.get(a.name, '')}" for a in self.args
         )
-        if self.uses_fence:
+        lines = self.lines
+        if self.uses_fence and self.fence_global:
+            load = f"    {FENCE_ARG} = util.global.load @{FENCE_GLOBAL} : tensor<i32>"
+            lines = [load, *lines]
+        elif self.uses_fence:
             params += f"{', ' if params else ''}{FENCE_ARG}: tensor<i32>"
-        rtypes = ", ".join(str(r.type) for r in self.results)
-        names = ", ".join(r.name for r in self.results)
-        body = "\n".join(self.lines)
-        ret = f"    return {names} : {rtypes}" if self.results else "    return"
+        labels: list[str | None] = [*self._result_names] or [None] * len(self.results)
+        rtypes = ", ".join(
+            f"{r.type}" + ("" if n is None else f" {{iree.abi.name = {string_attr(n)}}}")
+            for r, n in zip(self.results, labels)
+        )
+        values = ", ".join(r.name for r in self.results)
+        types = ", ".join(str(r.type) for r in self.results)
+        body = "\n".join(lines)
+        ret = f"    return {values} : {types}" if self.results else "    return"
+        attributes = "" if reflection is None else f" attributes {{{reflection_attr(reflection)}}}"
         return (
-            f"module {{\n  func.func @{self.name}({params}) -> ({rtypes}) {{\n"
-            f"{body}\n{ret}\n  }}\n}}\n"
+            f"  func.func @{self.name}({params}) -> ({rtypes}){attributes} {{\n{body}\n{ret}\n  }}"
         )
 
     # -- small helpers every emitter uses -------------------------------------------------
@@ -279,110 +307,3 @@ class FunctionBuilder:
             )
             self._fences[key] = found
         return found
-
-    def compare(self, direction: str, a: Value, b: Value) -> Value:
-        out = a.type.with_dtype(bool_)
-        kind = _COMPARE_TYPE[a.dtype.kind]
-        return self.emit(
-            f"stablehlo.compare {direction}, {a.name}, {b.name}, {kind} : "
-            f"({a.type}, {b.type}) -> {out}",
-            out,
-        )
-
-    def select(self, pred: Value, on_true: Value, on_false: Value) -> Value:
-        return self.emit(
-            f"stablehlo.select {pred.name}, {on_true.name}, {on_false.name} : "
-            f"{pred.type}, {on_true.type}",
-            on_true.type,
-        )
-
-    def reshape(self, v: Value, shape: tuple[int, ...]) -> Value:
-        shape = tuple(shape)
-        if v.shape == shape:
-            return v
-        out = v.type.with_shape(shape)
-        return self.emit(f"stablehlo.reshape {v.name} : ({v.type}) -> {out}", out)
-
-    def transpose(self, v: Value, perm: Sequence[int]) -> Value:
-        perm = tuple(perm)
-        if perm == tuple(range(len(perm))):
-            return v
-        out = v.type.with_shape(tuple(v.shape[p] for p in perm))
-        dims = ", ".join(map(str, perm))
-        return self.emit(
-            f"stablehlo.transpose {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
-        )
-
-    def slice(
-        self, v: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int]
-    ) -> Value:
-        shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides))
-        if shape == v.shape:
-            return v
-        out = v.type.with_shape(shape)
-        spec = ", ".join(f"{lo}:{hi}:{st}" for lo, hi, st in zip(start, limit, strides))
-        return self.emit(f"stablehlo.slice {v.name} [{spec}] : ({v.type}) -> {out}", out)
-
-    def bitcast(self, v: Value, dtype: DType) -> Value:
-        out = v.type.with_dtype(dtype)
-        return self.emit(f"stablehlo.bitcast_convert {v.name} : ({v.type}) -> {out}", out)
-
-    def reverse(self, v: Value, dims: Sequence[int]) -> Value:
-        if not dims:
-            return v
-        d = ", ".join(map(str, dims))
-        if v.dtype.kind == "uint":
-            # IREE 3.13 cannot legalize stablehlo.reverse on unsigned types: move the bits
-            # as the signed type of the same width instead
-            signed = self.bitcast(v, _SIGNED[v.dtype.bits])
-            flipped = self.emit(
-                f"stablehlo.reverse {signed.name}, dims = [{d}] : {signed.type}", signed.type
-            )
-            return self.bitcast(flipped, v.dtype)
-        return self.emit(f"stablehlo.reverse {v.name}, dims = [{d}] : {v.type}", v.type)
-
-    def concatenate(self, values: Sequence[Value], dim: int, shape: tuple[int, ...]) -> Value:
-        if len(values) == 1:
-            return values[0]
-        out = values[0].type.with_shape(shape)
-        names = ", ".join(v.name for v in values)
-        types = ", ".join(str(v.type) for v in values)
-        return self.emit(f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out)
-
-    def pad(self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int]) -> Value:
-        shape = tuple(s + lo + hi for s, lo, hi in zip(v.shape, low, high))
-        if shape == v.shape:
-            return v
-        out = v.type.with_shape(shape)
-        zeros = ", ".join("0" for _ in shape)
-        return self.emit(
-            f"stablehlo.pad {v.name}, {fill.name}, low = [{', '.join(map(str, low))}], "
-            f"high = [{', '.join(map(str, high))}], interior = [{zeros}] : "
-            f"({v.type}, {fill.type}) -> {out}",
-            out,
-        )
-
-    def iota(self, shape: tuple[int, ...], dim: int, dtype: DType) -> Value:
-        out = TensorType(tuple(shape), dtype)
-        return self.emit(f"stablehlo.iota dim = {dim} : {out}", out)
-
-    def reduce(self, v: Value, dims: Sequence[int], combiner: str, init: Value) -> Value:
-        """``stablehlo.reduce`` of ``v`` over ``dims`` with a one-op combiner body."""
-        shape = tuple(s for i, s in enumerate(v.shape) if i not in dims)
-        out = v.type.with_shape(shape)
-        d = ", ".join(map(str, dims))
-        return self.emit(
-            f"stablehlo.reduce({v.name} init: {init.name}) applies stablehlo.{combiner} "
-            f"across dimensions = [{d}] : ({v.type}, {init.type}) -> {out}",
-            out,
-        )
-
-    def dot_general(self, a: Value, b: Value, batch: int, out: TensorType) -> Value:
-        """Batched matmul: ``a`` is (*batch, m, k), ``b`` is (*batch, k, n)."""
-        bd = ", ".join(map(str, range(batch)))
-        return self.emit(
-            f"stablehlo.dot_general {a.name}, {b.name}, batching_dims = [{bd}] x [{bd}], "
-            f"contracting_dims = [{batch + 1}] x [{batch}], precision = [HIGHEST, HIGHEST] : "
-            f"({a.type}, {b.type}) -> {out}",
-            out,
-        )

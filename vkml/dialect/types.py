@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,3 +58,16 @@ def literal(value: float | bool, dtype: DType) -> str:
 def float_bits_f32(value: float) -> str:
     """The hexadecimal spelling of ``value`` rounded to float32."""
     return f"0x{struct.unpack('<I', struct.pack('<f', value))[0]:08X}"
+
+
+def string_attr(text: str) -> str:
+    """``text`` as an MLIR string attribute."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def reflection_attr(entries: Mapping[str, str]) -> str:
+    """An ``iree.reflection`` dictionary of string entries (IREE keeps strings only: a bool
+    comes back as '-1' and an array is dropped)."""
+    inner = ", ".join(f"{key} = {string_attr(value)}" for key, value in entries.items())
+    return f"iree.reflection = {{{inner}}}"

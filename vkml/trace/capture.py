@@ -65,7 +65,7 @@ def capture(fn: Callable[..., Any], *args: Any) -> Captured:
     if not callable(fn):
         raise TypeError(f"capture: fn must be callable, got {type(fn).__name__}")
     name = getattr(fn, "__name__", type(fn).__name__)
-    names = _parameter_names(fn, len(args))
+    names = parameter_names(fn, len(args))
     specs = [spec_of(n, a) for n, a in zip(names, args)]
     devices = {s.device for s in specs}
     if len(devices) > 1:
@@ -111,15 +111,21 @@ class Captured:
         )
         position = {a.node: i for i, a in enumerate(self.arguments)}
         root_index = {n: k for k, n in enumerate(roots)}
-        self._sources: list[tuple[int, Any]] = []
+        # where each output comes from: (ROOT, k), (ARGUMENT, i) or (HELD, node)
+        self.sources: list[tuple[int, Any]] = []
         for _, n in outputs:
             if n in root_index:
-                self._sources.append((ROOT, root_index[n]))
+                self.sources.append((ROOT, root_index[n]))
             elif n in position:
-                self._sources.append((ARGUMENT, position[n]))
+                self.sources.append((ARGUMENT, position[n]))
             else:
-                self._sources.append((HELD, n))
+                self.sources.append((HELD, n))
         self._call: Call | None = None
+
+    @property
+    def structure(self) -> str:
+        """How ``fn`` returned its outputs: "one" tensor, a "tuple", a "list" or a "dict"."""
+        return str(self._structure[0])
 
     @property
     def captured(self) -> list[Node]:
@@ -142,7 +148,7 @@ class Captured:
             results = self._call(storages)
             bump("realizes")
         out = []
-        for kind, source in self._sources:
+        for kind, source in self.sources:
             if kind == ROOT:
                 out.append(results[source])
             elif kind == ARGUMENT:
@@ -201,7 +207,7 @@ class Captured:
         return f"Captured({self.name}({ins}) -> ({outs}), {len(self.schedule)} nodes)"
 
 
-def _parameter_names(fn: Callable[..., Any], count: int) -> list[str]:
+def parameter_names(fn: Callable[..., Any], count: int) -> list[str]:
     """A name per positional argument: ``fn``'s parameter names, ``args0``, ``args1`` ...
     for a ``*args`` parameter, ``arg0`` ... where ``fn`` has no signature."""
     try:

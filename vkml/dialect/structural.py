@@ -1,0 +1,128 @@
+"""The ops a function builder emits that move, select or compare values without float
+arithmetic: nothing here is fenced (ADR 0007, 0009), since no compiler or driver rewrites
+them into something that rounds differently. ``FunctionBuilder`` builds on this class."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vkml.dialect.types import TensorType, Value
+from vkml.dtypes import DType, bool_, int32, int64
+
+_SIGNED = {32: int32, 64: int64}
+_COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
+
+
+class StructuralOps:
+    """StableHLO data movement, selection, comparison, reduction and contraction, each
+    appended to the function being built through ``emit``."""
+
+    def emit(self, text: str, result: TensorType) -> Value:
+        raise NotImplementedError
+
+    def compare(self, direction: str, a: Value, b: Value) -> Value:
+        out = a.type.with_dtype(bool_)
+        kind = _COMPARE_TYPE[a.dtype.kind]
+        return self.emit(
+            f"stablehlo.compare {direction}, {a.name}, {b.name}, {kind} : "
+            f"({a.type}, {b.type}) -> {out}",
+            out,
+        )
+
+    def select(self, pred: Value, on_true: Value, on_false: Value) -> Value:
+        return self.emit(
+            f"stablehlo.select {pred.name}, {on_true.name}, {on_false.name} : "
+            f"{pred.type}, {on_true.type}",
+            on_true.type,
+        )
+
+    def reshape(self, v: Value, shape: tuple[int, ...]) -> Value:
+        shape = tuple(shape)
+        if v.shape == shape:
+            return v
+        out = v.type.with_shape(shape)
+        return self.emit(f"stablehlo.reshape {v.name} : ({v.type}) -> {out}", out)
+
+    def transpose(self, v: Value, perm: Sequence[int]) -> Value:
+        perm = tuple(perm)
+        if perm == tuple(range(len(perm))):
+            return v
+        out = v.type.with_shape(tuple(v.shape[p] for p in perm))
+        dims = ", ".join(map(str, perm))
+        return self.emit(
+            f"stablehlo.transpose {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
+        )
+
+    def slice(
+        self, v: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int]
+    ) -> Value:
+        shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides))
+        if shape == v.shape:
+            return v
+        out = v.type.with_shape(shape)
+        spec = ", ".join(f"{lo}:{hi}:{st}" for lo, hi, st in zip(start, limit, strides))
+        return self.emit(f"stablehlo.slice {v.name} [{spec}] : ({v.type}) -> {out}", out)
+
+    def bitcast(self, v: Value, dtype: DType) -> Value:
+        out = v.type.with_dtype(dtype)
+        return self.emit(f"stablehlo.bitcast_convert {v.name} : ({v.type}) -> {out}", out)
+
+    def reverse(self, v: Value, dims: Sequence[int]) -> Value:
+        if not dims:
+            return v
+        d = ", ".join(map(str, dims))
+        if v.dtype.kind == "uint":
+            # IREE 3.13 cannot legalize stablehlo.reverse on unsigned types: move the bits
+            # as the signed type of the same width instead
+            signed = self.bitcast(v, _SIGNED[v.dtype.bits])
+            flipped = self.emit(
+                f"stablehlo.reverse {signed.name}, dims = [{d}] : {signed.type}", signed.type
+            )
+            return self.bitcast(flipped, v.dtype)
+        return self.emit(f"stablehlo.reverse {v.name}, dims = [{d}] : {v.type}", v.type)
+
+    def concatenate(self, values: Sequence[Value], dim: int, shape: tuple[int, ...]) -> Value:
+        if len(values) == 1:
+            return values[0]
+        out = values[0].type.with_shape(shape)
+        names = ", ".join(v.name for v in values)
+        types = ", ".join(str(v.type) for v in values)
+        return self.emit(f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out)
+
+    def pad(self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int]) -> Value:
+        shape = tuple(s + lo + hi for s, lo, hi in zip(v.shape, low, high))
+        if shape == v.shape:
+            return v
+        out = v.type.with_shape(shape)
+        zeros = ", ".join("0" for _ in shape)
+        return self.emit(
+            f"stablehlo.pad {v.name}, {fill.name}, low = [{', '.join(map(str, low))}], "
+            f"high = [{', '.join(map(str, high))}], interior = [{zeros}] : "
+            f"({v.type}, {fill.type}) -> {out}",
+            out,
+        )
+
+    def iota(self, shape: tuple[int, ...], dim: int, dtype: DType) -> Value:
+        out = TensorType(tuple(shape), dtype)
+        return self.emit(f"stablehlo.iota dim = {dim} : {out}", out)
+
+    def reduce(self, v: Value, dims: Sequence[int], combiner: str, init: Value) -> Value:
+        """``stablehlo.reduce`` of ``v`` over ``dims`` with a one-op combiner body."""
+        shape = tuple(s for i, s in enumerate(v.shape) if i not in dims)
+        out = v.type.with_shape(shape)
+        d = ", ".join(map(str, dims))
+        return self.emit(
+            f"stablehlo.reduce({v.name} init: {init.name}) applies stablehlo.{combiner} "
+            f"across dimensions = [{d}] : ({v.type}, {init.type}) -> {out}",
+            out,
+        )
+
+    def dot_general(self, a: Value, b: Value, batch: int, out: TensorType) -> Value:
+        """Batched matmul: ``a`` is (*batch, m, k), ``b`` is (*batch, k, n)."""
+        bd = ", ".join(map(str, range(batch)))
+        return self.emit(
+            f"stablehlo.dot_general {a.name}, {b.name}, batching_dims = [{bd}] x [{bd}], "
+            f"contracting_dims = [{batch + 1}] x [{batch}], precision = [HIGHEST, HIGHEST] : "
+            f"({a.type}, {b.type}) -> {out}",
+            out,
+        )
