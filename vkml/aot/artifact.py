@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from vkml.aot.manifest import Manifest, Signature, Slot
+from vkml.aot.manifest import SIGNATURE_KEY, Manifest, Signature, Slot
+from vkml.aot.plan import Plan
+from vkml.aot.training import step_plan
 from vkml.compiler.abi import TensorSpec
 from vkml.compiler.atomic import write_atomically
 from vkml.compiler.cache import compile_module, iree_version, vkml_version
@@ -35,9 +37,10 @@ from vkml.dtypes import from_numpy
 from vkml.errors import DeviceError
 from vkml.frontend.host import resolve_device
 from vkml.graph.node import Node
+from vkml.nn.step import CompiledStep
 from vkml.passes.pipelines import pipeline_for
 from vkml.runtime.parameters import write_archive
-from vkml.trace.capture import ARGUMENT, ROOT, Captured, capture, parameter_names
+from vkml.trace.capture import ARGUMENT, ROOT, capture, parameter_names
 from vkml.trace.spec import Spec, spec_of
 
 # The parameter scope exported modules read their weights from: ``--parameters=model=...``.
@@ -100,53 +103,64 @@ class Artifact:
     # -- building ----------------------------------------------------------------------------
     def add(self, fn: Callable[..., Any], *examples: Any, name: str | None = None) -> Artifact:
         """Capture ``fn`` on ``examples`` and add it as function ``name`` (default
-        ``fn.__name__``); returns the artifact."""
+        ``fn.__name__``); returns the artifact.
+
+        ``fn`` may be a compiled training step (``opt.compile_step(loss_fn)``): it is
+        exported as a function of the batch and the state (parameters, optimiser state,
+        learning rate) returning the loss and the new state (``vkml.aot.training``).
+        """
         fname = name or _name_of(fn)
         _check_symbol("function name", fname)
         if fname.startswith("__vkml") or any(s.name == fname for s, _ in self._functions):
             raise ValueError(f"export: the module already has a function {fname!r}; pass name=")
-        names = parameter_names(fn, len(examples))
-        specs = [_on(self.device, n, spec_of(n, e)) for n, e in zip(names, examples)]
-        captured = capture(fn, *specs)
-        if captured.device is not None and captured.device is not self.device:
+        if isinstance(fn, CompiledStep):
+            specs = self._specs(parameter_names(fn.loss_fn, len(examples)), examples)
+            plan = step_plan(fn, specs, self._names)
+        else:
+            plan = Plan.of(capture(fn, *self._specs(parameter_names(fn, len(examples)), examples)))
+        device = plan.captured.device
+        if device is not None and device is not self.device:
             raise DeviceError(
-                f"export: {fname!r} computes on {captured.device}, the module is for "
-                f"{self.device}; make its tensors on {self.device}"
+                f"export: {fname!r} computes on {device}, the module is for {self.device}; "
+                f"make its tensors on {self.device}"
             )
-        self._functions.append(self._lower(fname, captured))
+        self._functions.append(self._lower(fname, plan))
         self._vmfb = None
         return self
 
-    def _lower(self, name: str, captured: Captured) -> tuple[Signature, str]:
+    def _specs(self, names: list[str], examples: tuple[Any, ...]) -> list[Spec]:
+        return [_on(self.device, n, spec_of(n, e)) for n, e in zip(names, examples)]
+
+    def _lower(self, name: str, plan: Plan) -> tuple[Signature, str]:
+        captured = plan.captured
         b = FunctionBuilder(name, fence_float_ops=self.device.fences_float_ops, fence_global=True)
-        inputs = {
-            a.node: captured.inputs[a.input][0] for a in captured.arguments if a.input is not None
-        }
+        arguments: list[Slot] = []
 
         def leaf(node: Node) -> Value:
             ttype = TensorType(node.shape, node.dtype)
-            if node in inputs:
-                return b.arg(ttype, inputs[node])
+            if node in plan.arguments:
+                arguments.append(Slot(plan.arguments[node], TensorSpec(node.dtype, node.shape)))
+                return b.arg(ttype, plan.arguments[node])
             return b.global_load(self._parameter(node), ttype)
 
         values = emit_schedule(b, captured.schedule, captured.roots, leaf)
         results: list[Value] = []
-        for kind, source in captured.sources:
+        for _, k in plan.outputs:
+            kind, source = captured.sources[k]
             if kind == ROOT:
                 results.append(values[captured.schedule.index(captured.roots[source])])
             elif kind == ARGUMENT:
                 results.append(values[captured.schedule.index(captured.arguments[source].node)])
             else:  # a realized tensor returned untouched: read from the archive too
                 results.append(leaf(source))
-        b.ret(results, [n for n, _ in captured.outputs])
+        b.ret(results, [n for n, _ in plan.outputs])
         self._uses_fence |= b.uses_fence
-        signature = Signature(
-            name,
-            tuple(Slot(n, TensorSpec(s.dtype, s.shape)) for n, s in captured.inputs),
-            tuple(Slot(n, TensorSpec(x.dtype, x.shape)) for n, x in captured.outputs),
-            captured.structure,
+        outputs = tuple(
+            Slot(n, TensorSpec(captured.outputs[k][1].dtype, captured.outputs[k][1].shape))
+            for n, k in plan.outputs
         )
-        return signature, b.function_text({"vkml.signature": _json(signature.as_json())})
+        signature = Signature(name, tuple(arguments), outputs, plan.structure)
+        return signature, b.function_text({SIGNATURE_KEY: _json(signature.as_json())})
 
     def _parameter(self, node: Node) -> str:
         """The global holding realized ``node``'s value, made on first use."""
@@ -243,9 +257,12 @@ class Artifact:
         written.insert(0, write_atomically(target, vmfb))
         return written
 
-    def command(self, path: str | Path, function: str | None = None) -> str:
-        """The ``iree-run-module`` line that runs ``function`` of the module saved at ``path``
-        on inputs from ``.npy`` files named after its parameters."""
+    def command(
+        self, path: str | Path, function: str | None = None, data: str | Path | None = None
+    ) -> str:
+        """The ``iree-run-module`` line that runs ``function`` (default: the first) of the
+        module saved at ``path``, reading each input from ``NAME.npy`` and writing each output
+        to ``NAME.npy`` (in the folder ``data``, if given)."""
         signature = self.functions[0] if function is None else _find(self.functions, function)
         target = Path(path)
         device = "vulkan" if self.device.target.backend == "vulkan-spirv" else "local-task"
@@ -257,8 +274,9 @@ class Artifact:
         ]
         if self._parameters:
             words.append(f"--parameters={SCOPE}={target.with_suffix('.irpa')}")
-        words += [f"--input=@{s.name}.npy" for s in signature.inputs]
-        words += [f"--output=@{s.name}.npy" for s in signature.outputs]
+        folder = Path(data) if data is not None else Path()
+        words += [f"--input=@{folder / s.name}.npy" for s in signature.inputs]
+        words += [f"--output=@{folder / s.name}.npy" for s in signature.outputs]
         return " ".join(words)
 
     def __repr__(self) -> str:

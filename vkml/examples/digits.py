@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -229,6 +230,35 @@ def save_curve(run: Run, path: str) -> None:
     plt.close(fig)
 
 
+def export_predict(
+    model: nn.Module, x_test: np.ndarray, device: Any, folder: Path
+) -> tuple[bool, list[str]]:
+    """The trained model's ``predict`` (labels of a batch of images) exported to
+    ``folder/digits.vmfb`` with its weights, loaded again and checked against vkml; whether
+    the two agree bit for bit, and the lines that say how to run it without Python."""
+    x = x_test.astype(np.float32)
+
+    def predict(images: vkml.Tensor) -> vkml.Tensor:
+        return model(images).argmax(axis=1)
+
+    artifact = vkml.aot.export(
+        predict, vkml.spec(x.shape, device=device), device=device, weights=model
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "digits.vmfb"
+    artifact.save(path)
+    np.save(folder / "images.npy", x)
+    same = np.array_equal(
+        vkml.aot.load(path, device=device).predict(x),
+        predict(vkml.tensor(x, device=device)).numpy(),
+    )
+    verdict = "the same labels as vkml, bit for bit" if same else "labels DIFFERENT from vkml's"
+    return same, [
+        f"exported predict to {path} (weights in {path.with_suffix('.irpa').name}): {verdict}",
+        f"run it without Python: {artifact.command(path, data=folder)}",
+    ]
+
+
 def default_device() -> Any:
     best = getattr(vkml, "best_device", None)
     return best() if best is not None else vkml.cpu
@@ -251,6 +281,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where to write the loss/accuracy curve (PNG)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--export",
+        default=os.path.join(tempfile.gettempdir(), "vkml-digits"),
+        help="where to write the exported predict module (.vmfb, .irpa) and its input",
+    )
     return parser.parse_args(argv)
 
 
@@ -299,13 +334,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{run.steps} steps, final loss {run.losses[-1]:.4f}, held-out accuracy "
         f"{run.accuracy:.4f} (target {ACCURACY_TARGET})"
     )
+    exported, lines = export_predict(run.model, data.x_test, device, Path(args.export))
+    print("\n".join(lines))
     compile_s = vkml.stats()["compile_seconds"]
     print(
         f"result: accuracy={run.accuracy:.4f} steps_per_s={run.steps_per_s:.0f} "
         f"device={device.name} compile_s={compile_s:.2f}"
     )
     full_run = args.steps is None
-    return 0 if agrees and (run.accuracy >= ACCURACY_TARGET or not full_run) else 1
+    return 0 if agrees and exported and (run.accuracy >= ACCURACY_TARGET or not full_run) else 1
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ A new batch signature records again; a state tensor whose shape or dtype changed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -64,8 +64,10 @@ Signature = tuple[tuple[tuple[int, ...], str], ...]
 BATCH, STATE, CONST = 0, 1, 2
 
 
-class _Recording:
-    """One captured step: the graph, where each argument comes from, where each result goes."""
+class Recording:
+    """One captured step: the graph, where each argument comes from (``inputs``: ``(BATCH, i)``,
+    ``(STATE, handle)`` or ``(CONST, node)`` per argument), and the state handle each result
+    after the loss is rebound to (``outputs``)."""
 
     __slots__ = ("captured", "inputs", "outputs")
 
@@ -89,7 +91,7 @@ class CompiledStep:
             raise TypeError(f"compile_step: loss_fn must be callable, got {type(loss_fn).__name__}")
         self.optimizer = optimizer
         self.loss_fn = loss_fn
-        self._recordings: dict[Signature, _Recording] = {}
+        self._recordings: dict[Signature, Recording] = {}
 
     @property
     def recordings(self) -> int:
@@ -106,7 +108,28 @@ class CompiledStep:
         return self._replay(recording, args)
 
     # -- recording ---------------------------------------------------------------------------
-    def _record(self, args: list[Tensor]) -> _Recording:
+    def record(self, *batch: Any) -> Recording:
+        """The step captured for batches like ``batch`` (tensors, NumPy arrays or
+        ``vkml.spec``), without running it: what ``vkml.aot.export`` exports."""
+        return self._record(list(batch))
+
+    def state_names(self, names: Mapping[Node, str] | None = None) -> dict[int, str]:
+        """A name for each state handle, by ``id``: a parameter's from ``names`` (a node ->
+        name map, such as a module's parameter names) or ``param{i}``, its optimiser state
+        ``{parameter}.{key}``, shared state by its key, the learning rate ``lr``."""
+        opt = self.optimizer
+        names = names or {}
+        found: dict[int, str] = {id(opt._lr): "lr"}
+        for key, t in opt.shared.items():
+            found[id(t)] = key
+        for i, (p, state) in enumerate(zip(opt.params, opt.state)):
+            pname = names.get(p._node, f"param{i}")
+            found[id(p)] = pname
+            for key, t in state.items():
+                found[id(t)] = f"{pname}.{key}"
+        return found
+
+    def _record(self, args: list[Any]) -> Recording:
         opt = self.optimizer
         held = {t._node: t for t in self._state_handles()}
         outputs: list[Tensor] = []
@@ -146,7 +169,7 @@ class CompiledStep:
                 inputs.append((STATE, held[leaf] if leaf in held else deferred[leaf]))
             else:
                 inputs.append((CONST, leaf))
-        return _Recording(captured, inputs, outputs)
+        return Recording(captured, inputs, outputs)
 
     def _state_handles(self) -> list[Tensor]:
         opt = self.optimizer
@@ -156,7 +179,7 @@ class CompiledStep:
         return handles
 
     # -- replaying ---------------------------------------------------------------------------
-    def _replay(self, recording: _Recording, args: list[Tensor]) -> Tensor:
+    def _replay(self, recording: Recording, args: list[Tensor]) -> Tensor:
         captured = recording.captured
         storages = []
         for (kind, source), argument in zip(recording.inputs, captured.arguments):

@@ -85,6 +85,15 @@ def test_iree_run_module_computes_the_same_bits_without_python(
         np.testing.assert_array_equal(np.load(tmp_path / f"{key}.npy"), want[key], err_msg=key)
     command = artifact.command(path)
     assert "--function=predict" in command and "--parameters=model=" in command
+    bench = subprocess.run(
+        [str(TOOLS / "iree-benchmark-module"), f"--module={path}",
+         f"--device={'vulkan' if device.kind == 'vulkan' else 'local-task'}",
+         "--function=predict", f"--parameters=model={path.with_suffix('.irpa')}",
+         f"--input=@{tmp_path / 'x.npy'}", "--benchmark_min_time=5x"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bench.returncode == 0, bench.stderr
+    assert "BM_predict" in bench.stdout
 
 
 def test_names_and_provenance_are_in_the_module(exported: Any) -> None:
@@ -323,3 +332,50 @@ def test_vkml_compile_exports_a_function_from_a_file(tmp_path: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert missing.returncode == 2 and "defines no function 'nope'" in missing.stderr
+
+
+def test_a_training_step_exports_as_batch_and_state_in_loss_and_state_out(tmp_path: Path) -> None:
+    batches = [
+        (RNG.normal(size=(32, 64)).astype(np.float32), RNG.integers(0, 10, 32).astype(np.int64))
+        for _ in range(3)
+    ]
+
+    def trained(compiled_in_vkml: bool) -> tuple[list[float], dict[str, np.ndarray]]:
+        model = model_on(vkml.cpu)
+        opt = nn.Adam(model.parameters(), lr=1e-2)
+        step = opt.compile_step(lambda x, y: nn.cross_entropy(model(x), y))
+        if compiled_in_vkml:
+            losses = [step(x, y).item() for x, y in batches]
+            return losses, model.state_dict()
+        artifact = vkml.aot.export(step, *batches[0], name="train_step", weights=model)
+        path = tmp_path / "train.vmfb"
+        artifact.save(path)
+        loaded = vkml.aot.load(path)
+        (signature,) = loaded.manifest.functions
+        names = [s.name for s in signature.inputs]
+        assert names[:2] == ["x", "y"] and "lr" in names and "0.weight.exp_avg" in names
+        assert [s.name for s in signature.outputs][0] == "loss"
+        assert not artifact.parameters  # every tensor the step reads is batch or state
+        values = {k: v for k, v in model.state_dict().items()}
+        opt_state = {
+            f"{name}.{key}": t.numpy()
+            for name, (p, s) in zip(
+                [n for n, _ in model.named_parameters()], zip(opt.params, opt.state)
+            )
+            for key, t in s.items()
+        }
+        current = {**values, **opt_state, **{k: t.numpy() for k, t in opt.shared.items()}}
+        current["lr"] = np.float32(1e-2)
+        losses = []
+        for x, y in batches:
+            outs = loaded.train_step(x, y, *[current[n] for n in names[2:]])
+            losses.append(float(outs[0]))
+            for slot, value in zip(signature.outputs[1:], outs[1:]):
+                current[slot.name] = value
+        return losses, {k: current[k] for k in values}
+
+    want_losses, want = trained(True)
+    losses, got = trained(False)
+    assert losses == want_losses
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
