@@ -354,9 +354,9 @@ def test_a_training_step_exports_as_batch_and_state_in_loss_and_state_out(tmp_pa
         (signature,) = loaded.manifest.functions
         names = [s.name for s in signature.inputs]
         assert names[:2] == ["x", "y"] and "lr" in names and "0.weight.exp_avg" in names
-        assert [s.name for s in signature.outputs][0] == "loss"
+        assert signature.outputs[0].name == "loss"
         assert not artifact.parameters  # every tensor the step reads is batch or state
-        values = {k: v for k, v in model.state_dict().items()}
+        values = model.state_dict()
         opt_state = {
             f"{name}.{key}": t.numpy()
             for name, (p, s) in zip(
