@@ -1,7 +1,8 @@
 """Run vkml's benchmarks beside NumPy, PyTorch, JAX and raw IREE; print and save a markdown table.
 
 Usage: ``python benchmarks/run.py [--quick] [--only NAME[,NAME]] [--output PATH]``
-(``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain, mlpstep (or 1-7).
+(``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain, mlpstep,
+aot (or 1-8).
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import chain, mlp, report
+from benchmarks import aot, chain, mlp, report
 from benchmarks.cases import CASES
 from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure
 
-ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep"]
+ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep", "aot"]
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.md"
 
 
@@ -54,6 +55,8 @@ def _selected(only: str | None) -> list[str]:
 def _runner(name: str, args: argparse.Namespace) -> Callable[[Budget], list[Bench]]:
     if name == "mlpstep":
         return mlp.bench_mlp_step
+    if name == "aot":
+        return aot.bench_aot
     if name != "bigchain":
         return CASES[name]
     if args.chain_sizes:
