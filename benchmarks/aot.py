@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Bench, Budget, Row, Timing, describe_failure, failed
-from benchmarks.peers import jax_modules, torch_module
+from benchmarks.peers import jax_modules, torch_mlp, torch_module
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 0
@@ -73,12 +73,7 @@ def export_vkml(folder: Path, predict: Callable[[Any], Any], model: Any, x: np.n
 
 def export_torch(folder: Path, weights: list[np.ndarray], x: np.ndarray) -> str:
     torch = torch_module()
-    module = torch.nn.Sequential(
-        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-    )
-    with torch.no_grad():
-        for p, w in zip(module.parameters(), weights):
-            p.copy_(torch.from_numpy(w))
+    module = torch_mlp(weights)
     program = torch.export.export(module, (torch.from_numpy(x),))
     torch.export.save(program, folder / PT2)
     return f"{PT2} {_size(folder / PT2)}"

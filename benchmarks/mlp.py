@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Bench, Budget, Row, Timing, attempt, failed, time_calls
-from benchmarks.peers import RawIreeModule, jax_modules, torch_module
+from benchmarks.peers import RawIreeModule, jax_modules, torch_mlp, torch_module
 
 REPO = Path(__file__).resolve().parent.parent
 SEED, BATCH, LR, MOMENTUM = 0, 128, 0.1, 0.9
@@ -132,12 +132,7 @@ def torch_factory(
 ) -> Factory:
     def make() -> tuple[Callable[[], Any], Callable[[Any], float], Callable[[], list]]:
         torch = torch_module()
-        model = torch.nn.Sequential(
-            torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-        )
-        with torch.no_grad():
-            for p, w in zip(model.parameters(), weights):
-                p.copy_(torch.from_numpy(w))
+        model = torch_mlp(weights)
         opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
         xt, yt = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
 

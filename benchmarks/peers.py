@@ -28,6 +28,17 @@ def torch_module() -> Any:
     return torch
 
 
+def torch_mlp(weights: list[Any]) -> Any:
+    """The digits MLP (64 -> 128 ReLU -> 10) as a ``torch.nn.Sequential`` holding ``weights``
+    (NumPy arrays in vkml's order and (out, in) layout, which is torch's)."""
+    torch = torch_module()
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(torch.from_numpy(w))
+    return model
+
+
 @functools.cache
 def jax_modules() -> tuple[Any, Any]:
     """``(jax, jax.numpy)``, on the CPU platform."""

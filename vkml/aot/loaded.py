@@ -28,6 +28,7 @@ from vkml.dtypes import DType, to_dtype
 from vkml.errors import ArtifactError, DeviceError, ShapeError
 from vkml.frontend.host import resolve_device
 from vkml.frontend.tensor import Tensor
+from vkml.runtime.hal import HalSession
 from vkml.runtime.parameters import archive_sizes, parameters_module
 from vkml.runtime.program import Program, read_module, reflection
 
@@ -50,14 +51,7 @@ def load(path: str | Path, device: Any = None, parameters: str | Path | None = N
     dev = resolve_device(device)
     if not isinstance(dev, IreeDevice):
         raise DeviceError(f"load: {dev} runs no compiled modules; load on vkml.cpu or vulkan:N")
-    data = _read(file)
-    try:
-        module = read_module(dev.session, data)
-    except ValueError as exc:
-        raise ArtifactError(
-            f"{file}: IREE runtime {iree_version()} cannot read it ({exc}); if another IREE "
-            f"release built it, export it again with this one (or install that release)"
-        ) from exc
+    module = _module(file, dev.session)
     manifest = _manifest(file, module)
     _check_target(file, manifest, dev)
     imports = []
@@ -75,14 +69,7 @@ def inspect(path: str | Path) -> Manifest:
         ArtifactError: as ``load``, for the file itself.
     """
     file = Path(path)
-    data = _read(file)
-    try:
-        module = read_module(cpu.session, data)
-    except ValueError as exc:
-        raise ArtifactError(
-            f"{file}: IREE runtime {iree_version()} cannot read it ({exc})"
-        ) from exc
-    return _manifest(file, module, check_release=False)
+    return _manifest(file, _module(file, cpu.session), check_release=False)
 
 
 class Loaded:
@@ -177,6 +164,18 @@ class Loaded:
 
     def __repr__(self) -> str:
         return f"Loaded({self.path.name}: {', '.join(self.functions)} on {self.device})"
+
+
+def _module(file: Path, sess: HalSession) -> Any:
+    """The VM module in ``file``, checked whole first (``_read``)."""
+    data = _read(file)  # raises ArtifactError, a ValueError, itself
+    try:
+        return read_module(sess, data)
+    except ValueError as exc:
+        raise ArtifactError(
+            f"{file}: IREE runtime {iree_version()} cannot read it ({exc}); if another IREE "
+            f"release built it, export it again with this one (or install that release)"
+        ) from exc
 
 
 def _read(file: Path) -> bytes:
