@@ -176,7 +176,7 @@ def inspect(args: argparse.Namespace) -> int:
 def compile_command(args: argparse.Namespace) -> int:
     """Export ``FILE.py:FUNCTION`` on the ``--arg`` specs to the ``-o`` module."""
     fn, weights = _load_function(args.function, args.weights)
-    specs = [_spec_arg(text, args.device) for text in args.arg]
+    specs = [_spec_arg(text) for text in args.arg]
     try:
         artifact = vkml.aot.export(fn, *specs, device=args.device, name=args.name, weights=weights)
         written = artifact.save(args.output)
@@ -204,8 +204,8 @@ def _load_function(spec: str, weights: str | None) -> tuple[Callable[..., object
     return namespace[name], None if weights is None else namespace[weights]
 
 
-def _spec_arg(text: str, device: str) -> vkml.trace.Spec:
-    """``NAME=128x64xf32`` (or ``NAME=f32`` for a 0-d input) as a spec on ``device``."""
+def _spec_arg(text: str) -> vkml.trace.Spec:
+    """``NAME=128x64xf32`` (or ``NAME=f32`` for a 0-d input) as a spec."""
     _, _, shape_text = text.rpartition("=")
     *dims, element = shape_text.split("x")
     try:
@@ -216,7 +216,7 @@ def _spec_arg(text: str, device: str) -> vkml.trace.Spec:
             f"--arg {text!r}: write NAME=DIMSxTYPE, e.g. x=128x64xf32 (types: "
             f"{', '.join(sorted(_MLIR_DTYPES))})"
         ) from None
-    return vkml.spec(shape, dtype, device)
+    return vkml.spec(shape, dtype)
 
 
 _MLIR_DTYPES = {d.mlir: d for d in vkml.dtypes.ALL}
@@ -255,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--arg", action="append", default=[], metavar="NAME=SHAPExTYPE",
         help="one per input, in order: e.g. x=128x64xf32",
     )  # fmt: skip
-    compiled.add_argument("--device", default="cpu", help="cpu (default) or vulkan:N")
+    compiled.add_argument(
+        "--device", default="cpu",
+        help="cpu (default), vulkan:N, or another machine's GPU as vulkan:TARGET[+f64] "
+        "(an IREE Vulkan target, e.g. vulkan:ampere+f64)",
+    )  # fmt: skip
     compiled.add_argument("--weights", help="a module-level nn.Module or dict naming the weights")
     compiled.add_argument("--name", help="the exported function's name (default: FUNCTION)")
     compiled.add_argument("-o", "--output", required=True, help="the .vmfb to write")

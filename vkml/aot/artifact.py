@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from vkml.aot.destination import destination
 from vkml.aot.manifest import SIGNATURE_KEY, Manifest, Signature, Slot
 from vkml.aot.plan import Plan
 from vkml.aot.training import step_plan
@@ -29,14 +30,13 @@ from vkml.compiler.abi import TensorSpec
 from vkml.compiler.atomic import write_atomically
 from vkml.compiler.cache import compile_module, iree_version, vkml_version
 from vkml.compiler.lower import emit_schedule
-from vkml.devices.iree import IreeDevice
 from vkml.dialect import module as mod
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import from_numpy
-from vkml.errors import DeviceError
-from vkml.frontend.host import resolve_device
+from vkml.errors import DeviceError, UnsupportedOperatorError
 from vkml.graph.node import Node
+from vkml.graph.walk import region_nodes
 from vkml.nn.step import CompiledStep
 from vkml.passes.pipelines import pipeline_for
 from vkml.runtime.parameters import write_archive
@@ -75,7 +75,7 @@ def export(
     """
     fname = name or _name_of(fn)
     _check_symbol("function name", fname)
-    artifact = Artifact(resolve_device(device), weights=weights, name=fname)
+    artifact = Artifact(device, weights=weights, name=fname)
     return artifact.add(fn, *examples, name=fname)
 
 
@@ -84,14 +84,9 @@ class Artifact:
     use, the ``.vmfb``. ``add`` puts another function in; ``save`` writes the files."""
 
     def __init__(self, device: Any, weights: Any = None, name: str = "module") -> None:
-        if not isinstance(device, IreeDevice):
-            raise DeviceError(
-                f"export: {device} is not a device IREE compiles for (the reference device "
-                f"interprets graphs with NumPy); export for vkml.cpu or a vkml.device('vulkan:N')"
-            )
+        self.device, self.destination = destination(device)
         _check_symbol("module name", name)
         self.name = name
-        self.device: IreeDevice = device
         self._names = _weight_names(weights)
         self._functions: list[tuple[Signature, str]] = []
         # parameter key -> (global symbol, value), shared by every function that reads it
@@ -129,11 +124,22 @@ class Artifact:
         return self
 
     def _specs(self, names: list[str], examples: tuple[Any, ...]) -> list[Spec]:
-        return [_on(self.device, n, spec_of(n, e)) for n, e in zip(names, examples)]
+        """The examples' shapes and dtypes, on the device the graph is built on."""
+        specs = []
+        for n, e in zip(names, examples):
+            spec = spec_of(n, e)
+            if not self.destination.supports("astype", spec.dtype):
+                raise UnsupportedOperatorError("input", spec.dtype.name, self.destination.label)
+            specs.append(Spec(spec.shape, spec.dtype, self.device))
+        return specs
 
     def _lower(self, name: str, plan: Plan) -> tuple[Signature, str]:
         captured = plan.captured
-        b = FunctionBuilder(name, fence_float_ops=self.device.fences_float_ops, fence_global=True)
+        dest = self.destination
+        for node in [*captured.schedule, *(n for m in captured.schedule for n in region_nodes(m))]:
+            if not node._computed and not dest.supports(node.op, node.dtype):
+                raise UnsupportedOperatorError(node.op, node.dtype.name, dest.label)
+        b = FunctionBuilder(name, fence_float_ops=dest.fences_float_ops, fence_global=True)
         arguments: list[Slot] = []
 
         def leaf(node: Node) -> Value:
@@ -204,7 +210,7 @@ class Artifact:
 
     def manifest(self, mlir_sha256: str = "") -> Manifest:
         """What the module's metadata says: provenance, target, functions, parameters."""
-        target = self.device.target
+        target = self.destination.target
         return Manifest(
             module=self.name,
             vkml=vkml_version(),
@@ -213,7 +219,7 @@ class Artifact:
                 "name": target.name,
                 "backend": target.backend,
                 "flags": list(target.flags),
-                "device_kind": self.device.kind,
+                "device_kind": self.destination.kind,
                 "loop_cap": target.loop_cap,
             },
             passes=pipeline_for(target.backend, target.loop_cap),
@@ -235,7 +241,7 @@ class Artifact:
         """The compiled module: vkml's passes for the device's target, then IREE (on first
         use; needs iree-base-compiler)."""
         if self._vmfb is None:
-            self._vmfb = compile_module(self.mlir(), self.device.target)
+            self._vmfb = compile_module(self.mlir(), self.destination.target)
         return self._vmfb
 
     def save(self, path: str | Path) -> list[Path]:
@@ -265,7 +271,7 @@ class Artifact:
         to ``NAME.npy`` (in the folder ``data``, if given)."""
         signature = self.functions[0] if function is None else _find(self.functions, function)
         target = Path(path)
-        device = "vulkan" if self.device.target.backend == "vulkan-spirv" else "local-task"
+        device = "vulkan" if self.destination.kind == "vulkan" else "local-task"
         words = [
             "iree-run-module",
             f"--module={target}",
@@ -281,7 +287,7 @@ class Artifact:
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.functions)
-        return f"Artifact({self.name}: {names}; {len(self._parameters)} parameters; {self.device})"
+        return f"Artifact({self.name}: {names}; {len(self._parameters)} parameters; {self.destination.label})"
 
 
 def _weight_names(weights: Any) -> dict[Node, str]:
@@ -305,14 +311,6 @@ def _weight_names(weights: Any) -> dict[Node, str]:
         t.realize()
         names.setdefault(t.node, key)
     return names
-
-
-def _on(device: IreeDevice, name: str, spec: Spec) -> Spec:
-    if not device.supports("astype", spec.dtype):
-        raise DeviceError(
-            f"export: input {name!r} is {spec.dtype.name}, which {device} cannot hold"
-        )
-    return Spec(spec.shape, spec.dtype, device)
 
 
 def _name_of(fn: Any) -> str:

@@ -217,10 +217,16 @@ def _manifest(file: Path, module: Any, check_release: bool = True) -> Manifest:
 
 def _check_target(file: Path, manifest: Manifest, device: IreeDevice) -> None:
     target = manifest.target
-    if target.get("device_kind") != device.kind or target.get("name") != device.target.name:
+    flags = list(device.target.flags)
+    if (target.get("device_kind"), target.get("name"), target.get("flags")) != (
+        device.kind,
+        device.target.name,
+        flags,
+    ):
         raise ArtifactError(
-            f"{file} was compiled for {target.get('name')} ({target.get('device_kind')}), and "
-            f"{device} runs {device.target.name}: a module compiled for another target can "
+            f"{file} was compiled for {target.get('name')} ({target.get('device_kind')}, flags "
+            f"{' '.join(target.get('flags', []))}), and {device} runs {device.target.name} "
+            f"(flags {' '.join(flags)}): a module compiled for another target can "
             f"give wrong answers; load it on such a device, or export it again for {device}"
         )
 
