@@ -7,8 +7,9 @@
 #   .gl/       the Vulkan loader (and GL) debs, per /work/.library/device/README.md
 #   .gpucache/ a vkml compile cache holding every module run.sh needs, compiled for the GPU's
 #              IREE Vulkan target ($VKML_PRECOMPILE_VULKAN, default ampere+f64: NVIDIA)
+#   .gpuaot/   exported modules (vkml.aot) for that target, with their inputs and cpu's results
 # by running, on vulkan:0 here, exactly what run.sh runs there. Then, on the GPU machine:
-#   bash scripts/gpu/run.sh          (carry: .gl .whl .gpucache)
+#   bash scripts/gpu/run.sh          (carry: .gl .whl .gpucache .gpuaot)
 #
 # The cache keys hash the sources of vkml/passes and vkml/dialect and the MLIR that vkml/frontend
 # lowers: run this after the last change to vkml/ that the GPU run should see.
@@ -21,7 +22,7 @@ RUNTIME=$("$PY" -c 'from importlib.metadata import version; print(version("iree-
 
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
-for path in /.whl/ /.gl/ /.gpucache/; do
+for path in /.whl/ /.gl/ /.gpucache/ /.gpuaot/; do
     grep -qxF "$path" "$exclude" 2>/dev/null || echo "$path" >>"$exclude"
 done
 
@@ -59,11 +60,13 @@ export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
 "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress \
     --plot /tmp/vkml-digits-prepare.png || echo "(digits exit $?)"
 "$PY" scripts/gpu/bench.py --device vulkan:0 --repeats 2 --no-peers || echo "(bench.py exit $?)"
+# exported modules for the GPU's target (run.sh's aot phase loads them there)
+"$PY" scripts/gpu/aot.py prepare .gpuaot --target "vulkan:${VKML_PRECOMPILE_VULKAN%%,*}"
 
 echo "== sizes (the device tool carries at most 64 MiB with the working tree)"
-du -sh .gpucache .whl .gl
-du -cb .gpucache .whl .gl | awk 'END { printf "total: %.1f MiB\n", $1 / 1048576 }'
+du -sh .gpucache .gpuaot .whl .gl
+du -cb .gpucache .gpuaot .whl .gl | awk 'END { printf "total: %.1f MiB\n", $1 / 1048576 }'
 echo "cache entries: $(find .gpucache -name '*.vmfb' | wc -l)"
 echo
-echo "next, on the GPU machine (device tool, carry [\".gl\", \".whl\", \".gpucache\"]):"
+echo "next, on the GPU machine (device tool, carry [\".gl\", \".whl\", \".gpucache\", \".gpuaot\"]):"
 echo "    bash scripts/gpu/run.sh"

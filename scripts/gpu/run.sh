@@ -7,7 +7,7 @@
 #     bash scripts/gpu/run.sh
 #
 # Logs go to $OUT (at most 8 files): summary.txt, setup.log, env.txt, pytest.log, digits.log,
-# digits.png, bench.md, ulp.md. Each phase's exit status is in summary.txt; a failed phase does not stop
+# bench.md, ulp.md, aot.md. Each phase's exit status is in summary.txt; a failed phase does not stop
 # the next. Nothing is compiled there: a graph missing from .gpucache fails with a CompileError
 # that names it.
 #
@@ -23,7 +23,8 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 export PYTHONUNBUFFERED=1 VKML_CACHE_DIR=$PWD/.gpucache
 unset VKML_PRECOMPILE_VULKAN
-# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 90 s = under 8 minutes
+# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 150 + 60 + 60 s = under 11 minutes;
+# in practice about 5
 
 # phase NAME LIMIT_S LOG COMMAND...: run with a time limit, output to LOG, status to SUMMARY;
 # COMMAND may be one of this file's functions (exported below)
@@ -101,7 +102,7 @@ try:
 except ImportError as exc:
     print("iree.compiler: not importable:", exc)
 import vkml
-from vkml.passes.cache import default_cache, iree_version, vkml_version
+from vkml.compiler.cache import default_cache, iree_version, vkml_version
 dev = vkml.device("vulkan:0")
 print("vulkan:0 target:", dev.target.name, dev.target.flags, "driver", dev.target.driver)
 print("cache:", default_cache().info(), "keys name IREE", iree_version(), "vkml", vkml_version())
@@ -121,12 +122,16 @@ phase "pytest (Vulkan op x dtype contract, reports)" 150 "$OUT/pytest.log" \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
     tests/py/nn/test_compiled_step.py::test_replayed_steps_equal_rebuilt_steps_on_vulkan
 phase "digits demo on vulkan:0" 90 "$OUT/digits.log" \
-    "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress --plot "$OUT/digits.png"
+    "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress --plot /tmp/digits.png
 phase "bench" 150 "$OUT/bench.md" "$PY" scripts/gpu/bench.py --device vulkan:0
 phase "ulp report" 60 "$OUT/ulp.md" "$PY" scripts/gpu/ulp_report.py --device vulkan:0
+phase "exported modules (vkml.aot) on vulkan:0" 60 "$OUT/aot.md" \
+    "$PY" scripts/gpu/aot.py check .gpuaot --device vulkan:0
 
 echo "--- summary"
 cat "$SUMMARY"
 echo "--- bench"
 cat "$OUT/bench.md"
+echo "--- aot"
+cat "$OUT/aot.md"
 grep -h "^result:\|passed\|failed\|CompileError" "$OUT/digits.log" "$OUT/pytest.log" | tail -20
