@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import iree._runtime.libs as iree_runtime_libs
 import numpy as np
 
 import vkml
@@ -32,6 +33,7 @@ from vkml.examples.digits import load_data, make_model
 STEPS = 3
 FIRST_RESULT = """
 import sys, time
+import iree._runtime.libs as iree_runtime_libs
 import numpy as np
 x = np.load(sys.argv[2])
 start = time.perf_counter()
@@ -91,9 +93,8 @@ def check(folder: Path, device_name: str) -> int:
 
     loaded = vkml.aot.load(folder / "predict.vmfb", device=device)
     got = loaded.predict(x)
-    tools = Path(sys.executable).parent
     run = subprocess.run(
-        [str(tools / "iree-run-module") if (tools / "iree-run-module").exists() else "iree-run-module",
+        [iree_tool("iree-run-module"),
          f"--module={folder / 'predict.vmfb'}", "--device=vulkan", "--function=predict",
          f"--parameters=model={folder / 'predict.irpa'}", f"--input=@{folder / 'x.npy'}",
          f"--output=@{folder / 'gpu_logits.npy'}", f"--output=@{folder / 'gpu_labels.npy'}"],
@@ -148,6 +149,12 @@ def check(folder: Path, device_name: str) -> int:
     )
     print("\n".join(lines))
     return 1 if failures else 0
+
+
+def iree_tool(name: str) -> str:
+    """The path of one of iree-base-runtime's tools: the binary inside the package, found
+    even where the wheel was unpacked with ``pip --target`` (no console scripts)."""
+    return str(Path(iree_runtime_libs.library_path) / name)
 
 
 def main() -> int:

@@ -52,7 +52,7 @@ ls .gl
 echo "== compile cache .gpucache for $VKML_PRECOMPILE_VULKAN (and this machine's vulkan:0)"
 [ "${KEEP_CACHE:-0}" = 1 ] || rm -rf .gpucache
 export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
-# the same three phases as run.sh, with the same arguments: the same graphs, hence the same
+# the same phases as run.sh, with the same arguments: the same graphs, hence the same
 # keys. A failure is reported, not fatal: what compiled is cached either way.
 "$PY" -m pytest -p no:cacheprovider tests/py/frontend/test_vulkan_device.py \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
@@ -60,6 +60,7 @@ export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
 "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress \
     --plot /tmp/vkml-digits-prepare.png || echo "(digits exit $?)"
 "$PY" scripts/gpu/bench.py --device vulkan:0 --repeats 2 --no-peers || echo "(bench.py exit $?)"
+"$PY" scripts/gpu/ulp_report.py --device vulkan:0 >/dev/null || echo "(ulp_report.py exit $?)"
 # exported modules for the GPU's target (run.sh's aot phase loads them there)
 "$PY" scripts/gpu/aot.py prepare .gpuaot --target "vulkan:${VKML_PRECOMPILE_VULKAN%%,*}"
 

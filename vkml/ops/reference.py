@@ -135,11 +135,11 @@ def sign(
 ) -> np.ndarray:
     """1, -1, 0 for either zero (+0.0), NaN for NaN."""
     x = cast(xs[0], dtype.numpy)
+    if dtype.kind == "uint":  # no -1 to spell: NumPy 2.5 refuses a Python -1 next to uint32
+        return _finish(np.where(x > 0, 1, 0).astype(dtype.numpy), dtype, shape)
     with np.errstate(invalid="ignore"):
         y = np.where(x > 0, 1, np.where(x < 0, -1, np.where(x != x, x, 0)))
-    return _finish(
-        y.astype(dtype.numpy) if dtype.kind != "uint" else np.where(x > 0, 1, 0), dtype, shape
-    )
+    return _finish(y.astype(dtype.numpy), dtype, shape)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
