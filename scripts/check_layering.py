@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("devices", ["vkml/devices/"]),
     ("frontend", ["vkml/frontend/"]),
     ("trace", ["vkml/trace/"]),
+    ("builder", ["vkml/builder/"]),
     ("nn", ["vkml/nn/"]),
     ("aot", ["vkml/aot/"]),
     ("api", ["vkml/__init__.py"]),

@@ -13,6 +13,7 @@ from vkml import (
     nn,  # the layer above trace: modules, layers, losses, optimisers
     trace,  # the layer above frontend: capturing a function's graph
 )
+from vkml.builder.graph import Graph
 from vkml.compiler.lower import emitted_mlir as _emitted_mlir
 from vkml.devices.registry import Device, best_device, cpu, device, reference
 from vkml.dtypes import (
@@ -152,6 +153,7 @@ __all__ = [
     "DeviceFaultError",
     "DeviceMemoryError",
     "GradientError",
+    "Graph",
     "IndexingError",
     "InvocationError",
     "ShapeError",

@@ -27,6 +27,7 @@ BASE: dict[str, str] = {
     "vkml/frontend/__init__.py": "from . import x\n",
     "vkml/frontend/x.py": "from vkml.dtypes import *\nfrom vkml.passes import Pass\n\nTensor = 1\n",
     "vkml/trace/__init__.py": "from vkml.frontend import x\n",
+    "vkml/builder/__init__.py": "from vkml.frontend import x\n",
     "vkml/nn/__init__.py": "from vkml.frontend import x\n",
     "vkml/aot/__init__.py": "from vkml.frontend import x\n",
     "vkml/examples/demo.py": "import vkml\n",
@@ -70,13 +71,14 @@ def assert_violation(result: subprocess.CompletedProcess[str], line: str) -> Non
 def test_clean_tree_passes_after_write(tmp_path: Path) -> None:
     result = write_and_check(tmp_path, {})
     assert result.returncode == 0, result.stdout
-    assert result.stdout.strip() == "layering: 18 modules, 15 layers, 0 violations"
+    assert result.stdout.strip() == "layering: 19 modules, 16 layers, 0 violations"
     doc = (tmp_path / "docs" / "architecture.md").read_text()
     assert "python scripts/check_layering.py --write" in doc
     assert "```mermaid\nflowchart TD\n" in doc
-    assert "    L12 -->|1| L8\n" in doc  # api -> frontend
-    assert "    L11 -->|1| L8\n" in doc  # aot -> frontend
-    assert "    L10 -->|1| L8\n" in doc  # nn -> frontend
+    assert "    L13 -->|1| L8\n" in doc  # api -> frontend
+    assert "    L12 -->|1| L8\n" in doc  # aot -> frontend
+    assert "    L11 -->|1| L8\n" in doc  # nn -> frontend
+    assert "    L10 -->|1| L8\n" in doc  # builder -> frontend
     assert "    L9 -->|1| L8\n" in doc  # trace -> frontend
     assert "    L8 -->|1| L4\n" in doc and "    L8 -->|1| L0\n" in doc  # frontend -> passes, L0
     assert "    L2 -->|1| L0\n" in doc  # `from vkml import errors` resolves to errors.py

@@ -1,0 +1,213 @@
+"""What a rewritten builder function calls (``vkml.builder.rewrite``): the runtime side of
+``if``, loops and ``match``.
+
+A condition that is a Python value is decided here, once, and only the chosen path runs.
+A one-element ``bool`` or ``uint32`` tensor is a **device condition**: both arms run (they only
+record nodes) and every variable they assign becomes a select between the two, decided on
+the device at every launch (one kernel, no host round trip: issue 10's measurements). A loop
+whose ``break`` is a device condition is **predicated**: each turn's assignments take effect
+only while no earlier turn broke, so a bounded loop with a device exit is a fixed number of
+steps in one kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from vkml.dtypes import bool_, uint32
+from vkml.errors import ShapeError
+from vkml.frontend import functions
+from vkml.frontend.tensor import Tensor
+
+BREAK = "__vkml_break"
+
+Values = tuple[Any, ...]
+
+
+class BuilderError(ValueError):
+    """A construct that cannot be recorded as written, naming the line and the remedy."""
+
+
+class Undefined:
+    """A variable that was not bound before the construct that binds it."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+    def __bool__(self) -> bool:
+        raise NameError("a variable is read before it is assigned")
+
+
+UNDEFINED = Undefined()
+
+
+def value(read: Callable[[], Any]) -> Any:
+    """``read()``, or UNDEFINED if the variable it reads is not bound yet."""
+    try:
+        return read()
+    except NameError:
+        return UNDEFINED
+
+
+def is_device(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+def condition(test: Tensor, line: int) -> Tensor:
+    """``test`` as a 0-d bool tensor: a device condition."""
+    if test.dtype not in (bool_, uint32) or test.size != 1:
+        raise BuilderError(
+            f"line {line}: the condition is a {test.dtype.name}{list(test.shape)} tensor; a "
+            f"device condition is a one-element bool or uint32 tensor (e.g. (x > 0).all() is "
+            f"not one: compare a reduced value, x.amax() > 0)"
+        )
+    flat = test.reshape(())
+    return flat if test.dtype is bool_ else flat != 0
+
+
+def python_condition(test: Any, line: int) -> Any:
+    """``test``, which must be a Python value: the construct at ``line`` cannot be recorded
+    for a device condition as written."""
+    if is_device(test):
+        raise BuilderError(
+            f"line {line}: a device condition cannot choose a 'return' or a match pattern "
+            f"that is not a literal; assign the result in both arms and return after the "
+            f"'if' (or match on literal values)"
+        )
+    return test
+
+
+# -- if and match ------------------------------------------------------------------------------
+def if_(test: Any, then: Callable[..., Values], other: Callable[..., Values], values: Values,
+        names: Sequence[str], line: int) -> Values:  # fmt: skip
+    """An ``if`` statement: the chosen arm for a Python ``test``; both arms, merged by
+    selects, for a device ``test``."""
+    if not is_device(test):
+        return then(*values) if test else other(*values)
+    pred = condition(test, line)
+    return merge(pred, then(*values), other(*values), names, line)
+
+
+def merge(pred: Tensor, a: Values, b: Values, names: Sequence[str], line: int) -> Values:
+    """Each variable as ``a``'s value where ``pred`` holds, else ``b``'s."""
+    return tuple(_select(pred, x, y, name, line) for x, y, name in zip(a, b, names))
+
+
+def _select(pred: Tensor, a: Any, b: Any, name: str, line: int) -> Any:
+    if a is b:
+        return a
+    if isinstance(a, Undefined) or isinstance(b, Undefined):
+        raise BuilderError(
+            f"line {line}: {name!r} is assigned in only one arm of a device condition; give it "
+            f"a value before the 'if' (both arms must leave it defined)"
+        )
+    if not is_device(a) and not is_device(b):
+        if isinstance(a, bool) and isinstance(b, bool):
+            return functions.where(pred, a, b)  # a flag (break, continue) set in one arm
+        if a == b:
+            return a
+        raise BuilderError(
+            f"line {line}: {name!r} is {a!r} in one arm of a device condition and {b!r} in "
+            f"the other; a value chosen on the device must be a tensor (vkml.tensor(...))"
+        )
+    if is_device(a) and is_device(b) and (a.shape != b.shape or a.dtype is not b.dtype):
+        raise ShapeError(
+            f"line {line}: {name!r} is {a.dtype.name}{list(a.shape)} in one arm of a device "
+            f"condition and {b.dtype.name}{list(b.shape)} in the other; both arms must give it "
+            f"the same dtype and shape"
+        )
+    return functions.where(pred, a, b)
+
+
+def equals(subject: Any, case: Any) -> Any:
+    """``subject == case`` for a ``match``: a Python bool, or a device condition."""
+    return subject == case
+
+
+def any_of(*tests: Any) -> Any:
+    """One of ``tests`` holds (a ``case A | B``)."""
+    if not any(is_device(t) for t in tests):
+        return any(tests)
+    out = tests[0]
+    for t in tests[1:]:
+        out = _or(out, t)
+    return out
+
+
+def running(stop: Any, skip: Any) -> Any:
+    """Neither a ``break`` nor a ``continue`` has happened this turn."""
+    if not is_device(stop) and not is_device(skip):
+        return not stop and not skip
+    return functions.equal(_or(stop, skip), False)
+
+
+def _or(a: Any, b: Any) -> Any:
+    """``a or b`` of conditions, one of them on the device: a bool tensor."""
+    if not is_device(a):
+        return functions.where(b, True, False) if not a else True
+    return functions.where(a, True, b if is_device(b) else bool(b))
+
+
+# -- loops -------------------------------------------------------------------------------------
+def for_(items: Iterable[Any], body: Callable[..., Values], values: Values, names: Sequence[str],
+         line: int, targets: int = 0) -> Values:  # fmt: skip
+    """A ``for`` over a Python iterable (``range(N)``, a list): unrolled here, each turn
+    predicated once a device ``break`` may have happened. The first ``targets`` names are the
+    loop's own variable(s): they take each turn's item, predicated or not."""
+    if is_device(items):
+        raise BuilderError(
+            f"line {line}: a 'for' over a tensor is not recorded; iterate over range(n) and "
+            f"index the tensor"
+        )
+    loop = _Loop(values, names, line, targets)
+    for item in items:
+        if loop.done:
+            break
+        loop.turn(body, item)
+    return loop.values
+
+
+def while_(test: Callable[..., Any], body: Callable[..., Values], values: Values,
+           names: Sequence[str], line: int) -> Values:  # fmt: skip
+    """A ``while`` on a Python condition: unrolled here (a device ``break`` predicates the
+    turns after it). A device condition needs a bound (issue 10 keeps this open)."""
+    loop = _Loop(values, names, line)
+    while not loop.done:
+        keep = test(*loop.values)
+        if is_device(keep):
+            raise BuilderError(
+                f"line {line}: a 'while' on a device condition is not recorded yet; bound it: "
+                f"'for _ in range(N):' with 'if not (condition): break' as its first statement"
+            )
+        if not keep:
+            break
+        loop.turn(body)
+    return loop.values
+
+
+class _Loop:
+    """A loop's carried variables, and whether a device break has made its turns predicated."""
+
+    def __init__(self, values: Values, names: Sequence[str], line: int, targets: int = 0) -> None:
+        self.values = values
+        self.names = names
+        self.line = line
+        self.index = list(names).index(BREAK)
+        self.targets = targets
+
+    @property
+    def done(self) -> bool:
+        stop = self.values[self.index]
+        return not is_device(stop) and bool(stop)
+
+    def turn(self, body: Callable[..., Values], *item: Any) -> None:
+        stop = self.values[self.index]
+        new = body(*item, *self.values)
+        if is_device(stop):  # a device break may have happened: this turn counts only if not
+            k = self.targets
+            kept = merge(
+                functions.equal(stop, False), new[k:], self.values[k:], self.names[k:], self.line
+            )
+            new = (*new[:k], *kept)
+        self.values = new
