@@ -47,7 +47,7 @@ from vkml.errors import (
 )
 from vkml.frontend import random, unary_functions as _unary_functions
 from vkml.frontend.autograd import grad, value_and_grad
-from vkml.frontend.control import cond
+from vkml.frontend.control import cond, while_loop
 from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
 from vkml.frontend.eager import is_eager, set_eager
 from vkml.frontend.functions import (
@@ -234,6 +234,7 @@ __all__ = [
     "unsqueeze",
     "value_and_grad",
     "where",
+    "while_loop",
     "zeros",
 ]  # fmt: skip
 __all__ += _unary_functions.__all__

@@ -18,12 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from vkml.builder import recorder
 from vkml.builder.source import rewritten
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 from vkml.graph.walk import region_nodes
 from vkml.trace.capture import Captured, capture
+
+MAX_TURNS_PER_SYNC = 1024
 
 
 class Graph:
@@ -36,21 +39,36 @@ class Graph:
         self._launches = 0
 
     @staticmethod
-    def builder(fn: Callable[..., Any] | None = None, *, record: bool = False) -> Any:
+    def builder(
+        fn: Callable[..., Any] | None = None,
+        *,
+        record: bool = False,
+        turns_per_sync: int | None = None,
+    ) -> Any:
         """Decorate a function whose ``if``, ``while``, ``for`` and ``match`` on device values
         become control flow inside one compiled graph (docs/builder.md).
 
-        ``@Graph.builder`` or ``@Graph.builder(record=True)``; ``record`` is accepted for the
-        reverse pass of issue 10, which is not built yet (it is an error to ask for it).
+        ``@Graph.builder`` or ``@Graph.builder(record=True, turns_per_sync=N)``. ``record`` is
+        accepted for the reverse pass of issue 10, which is not built yet (it is an error to ask
+        for it). ``turns_per_sync``: how many turns of a ``while`` on a device condition run
+        between two host syncs (default: the device's, ``device.turns_per_sync``).
         """
         if record:
             raise NotImplementedError(
                 "Graph.builder(record=True) (the reverse pass, vkml.diff.reverse) is not built "
                 "yet; differentiate the function with vkml.grad instead"
             )
+        if turns_per_sync is not None and (
+            not isinstance(turns_per_sync, int) or isinstance(turns_per_sync, bool)
+            or not 1 <= turns_per_sync <= MAX_TURNS_PER_SYNC
+        ):  # fmt: skip
+            raise ValueError(
+                f"Graph.builder: turns_per_sync must be an int from 1 to {MAX_TURNS_PER_SYNC}, "
+                f"got {turns_per_sync!r}"
+            )
         if fn is None:
-            return functools.partial(Graph.builder, record=record)
-        return Builder(fn)
+            return functools.partial(Graph.builder, record=record, turns_per_sync=turns_per_sync)
+        return Builder(fn, turns_per_sync)
 
     # -- launching -----------------------------------------------------------------------------
     def __call__(self, n: int = 1) -> Any:
@@ -108,16 +126,18 @@ class Graph:
 
     @property
     def schedule(self) -> Schedule:
-        """What one launch does: invocations, nodes and the device conditions in it."""
+        """What one launch does: invocations, nodes, device conditions and loops in it."""
         nodes = self._captured.schedule
         pending = [n for n in nodes if not n._computed]
-        inner = [m for n in pending for m in region_nodes(n)]
-        selects = sum(1 for n in pending if n.op == "where")
+        every = [*pending, *(m for n in pending for m in region_nodes(n))]
+        loops = [n for n in every if n.op == "while"]
+        launched = 1 if self._captured.roots else 0
         return Schedule(
-            invocations_per_launch=1 if self._captured.roots else 0,
-            nodes=len(pending) + len(inner),
-            selects=selects,
-            syncs_per_launch=1 if self._captured.roots else 0,
+            invocations_per_launch=launched,
+            nodes=len(every),
+            selects=sum(1 for n in every if n.op == "where"),
+            loops=len(loops),
+            syncs_per_launch=launched,
             launches=self._launches,
         )
 
@@ -127,13 +147,16 @@ class Graph:
 
 @dataclass(frozen=True)
 class Schedule:
-    """``invocations_per_launch`` compiled calls, ``nodes`` recorded ops, ``selects`` of which
-    choose on the device (device conditions, predicated loop turns), ``syncs_per_launch`` host
-    waits, and how many ``launches`` have run."""
+    """``invocations_per_launch`` compiled calls, ``nodes`` recorded ops (inside loops and
+    conditionals too), ``selects`` of which choose on the device (device conditions,
+    predicated loop turns), ``loops`` on device conditions, ``syncs_per_launch`` host waits
+    (each loop adds one per ``turns_per_sync`` turns it runs: a number only the data
+    decides), and how many ``launches`` have run."""
 
     invocations_per_launch: int
     nodes: int
     selects: int
+    loops: int
     syncs_per_launch: int
     launches: int
 
@@ -141,8 +164,9 @@ class Schedule:
 class Builder:
     """A decorated builder function: call it with arrays to record a ``Graph``."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], turns_per_sync: int | None = None) -> None:
         self.fn = fn
+        self.turns_per_sync = turns_per_sync
         self.recorded_fn = rewritten(fn)  # once: a second call does not parse again
         functools.update_wrapper(self, fn)
 
@@ -150,6 +174,7 @@ class Builder:
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
-        captured = capture(self.recorded_fn, *arrays)
+        with recorder.turns_per_sync(self.turns_per_sync):
+            captured = capture(self.recorded_fn, *arrays)
         names = [name for name, _ in captured.inputs]
         return Graph(self.fn.__name__, captured, dict(zip(names, arrays)))

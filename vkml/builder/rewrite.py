@@ -85,7 +85,7 @@ class _Rewriter:
                 guard = ast.If(
                     test=_call("running", _name(BREAK), _name(CONTINUE)), body=rest, orelse=[]
                 )
-                out += self.statement(ast.copy_location(guard, statements[i + 1]), in_loop)
+                out += self.if_(ast.copy_location(guard, statements[i + 1]), in_loop, "guard")
                 break
         return out or [ast.Pass()]
 
@@ -107,7 +107,9 @@ class _Rewriter:
         return [node]
 
     # -- if ------------------------------------------------------------------------------------
-    def if_(self, node: ast.If, in_loop: bool) -> list[ast.stmt]:
+    def if_(self, node: ast.If, in_loop: bool, helper: str = "if_") -> list[ast.stmt]:
+        """An ``if`` as a call of the recorder's ``helper``: ``if_``, or ``guard`` for the
+        rest of a loop body after a possible break or continue."""
         if _returns(node.body) or _returns(node.orelse):
             # a return inside: only a Python condition can take it (the recorder says so)
             node.test = _call("python_condition", node.test, ast.Constant(node.lineno))
@@ -127,7 +129,7 @@ class _Rewriter:
             node,
         )
         call = _call(
-            "if_",
+            helper,
             node.test,
             _name(then.name),
             _name(other.name),
@@ -135,7 +137,7 @@ class _Rewriter:
             _strings(names),
             ast.Constant(node.lineno),
         )
-        return [_located(s, node) for s in (then, other, _unpack(names, call))]
+        return [_located(s, node) for s in (then, other, *_unpack(names, call))]
 
     # -- loops ---------------------------------------------------------------------------------
     def loop(self, node: ast.While | ast.For, helper: str, head: ast.expr) -> list[ast.stmt]:
@@ -181,7 +183,7 @@ class _Rewriter:
         else:
             call = _call(helper, head, _name(body.name), _values(names), _strings(names), ast.Constant(node.lineno),
                          ast.Constant(len(targets)))  # fmt: skip
-        parts.append(_unpack(names, call))
+        parts.extend(_unpack(names, call))
         return [_located(s, node) for s in parts]
 
     # -- match ---------------------------------------------------------------------------------
@@ -213,9 +215,7 @@ class _Rewriter:
     # -- helpers -------------------------------------------------------------------------------
     def _function(self, name: str, names: list[str], body: list[ast.stmt], node: ast.AST,
                   params: list[str] | None = None, returns: ast.expr | None = None) -> ast.FunctionDef:  # fmt: skip
-        result = (
-            returns if returns is not None else ast.Tuple([_name(n) for n in names], ast.Load())
-        )
+        result = returns if returns is not None else _values(names)
         function = function_node(name, params or names, [*body, ast.Return(result)])
         return _located(function, node)
 
@@ -349,11 +349,18 @@ def _strings(names: list[str]) -> ast.Tuple:
     return ast.Tuple([ast.Constant(n) for n in names], ast.Load())
 
 
-def _unpack(names: list[str], call: ast.Call) -> ast.stmt:
+def _unpack(names: list[str], call: ast.Call) -> list[ast.stmt]:
+    """``names = call``, then each name the construct left unbound deleted, so reading it
+    fails as Python's own code would (``UnboundLocalError`` at the user's line)."""
     if not names:
-        return ast.Expr(call)
+        return [ast.Expr(call)]
     target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
-    return ast.Assign(targets=[target], value=call)
+    unbind = [
+        ast.If(_call("unbound", _name(n)), [ast.Delete([ast.Name(n, ast.Del())])], [])
+        for n in names
+        if n not in (BREAK, CONTINUE)
+    ]
+    return [ast.Assign(targets=[target], value=call), *unbind]
 
 
 def _located(node: Any, where: ast.AST) -> Any:

@@ -116,7 +116,10 @@ def emit_schedule(
         emitted += 1
         if emitted % SEGMENT_NODES == 0 and len(schedule) - i > 1:
             # constants need no barrier: they are cheap to rematerialise on either side
-            keep = [j for j in sorted(live) if not b.is_constant(values[j])]
+            keep = [
+                j for j in sorted(live)
+                if isinstance(values[j], Value) and not b.is_constant(values[j])
+            ]  # fmt: skip
             for j, v in zip(keep, b.barrier([values[j] for j in keep])):
                 values[j] = v
     return values
@@ -138,6 +141,8 @@ def emit_node(b: FunctionBuilder, node: Node, operands: list[Value]) -> Value:
         )
     out = TensorType(node.shape, node.dtype)
     value = OPS[node.op].emit(b, operands, out, attrs)
+    if isinstance(value, tuple):  # a node with several results: each is read by a result node
+        return value  # type: ignore[return-value]
     if value.type != out:
         raise AssertionError(f"emitter of '{node.op}' produced {value.type}, expected {out}")
     return value

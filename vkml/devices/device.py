@@ -19,6 +19,11 @@ class Device:
     """A place tensors live and graphs run. Compare devices with ``==``; print for the name."""
 
     kind: str = ""
+    # Predicated turns of a device loop (``vkml.Graph.builder``'s ``while`` on a device
+    # condition) that run between two host syncs: IREE runs a loop's turns on the host, so a
+    # sync costs what a kernel launch does many times over; more turns per sync means fewer
+    # syncs, a larger module and a longer compile (docs/builder.md, benchmarks/builder.py).
+    turns_per_sync: int = 16
 
     def __init__(self, name: str) -> None:
         self.name = name

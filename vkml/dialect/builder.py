@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
@@ -22,6 +23,25 @@ _FENCED_ARITH = frozenset({"power"})
 def _fenceable(dtype: DType) -> bool:
     """Whether ``dtype``'s values can pass through the fence (an xor on 32 or 64 bits)."""
     return dtype.bits >= 32 and dtype.kind != "bool"
+
+
+class Block:
+    """A nested block being emitted (``FunctionBuilder.block``): its arguments, its lines and,
+    once ``yield_`` is called, its terminator."""
+
+    def __init__(self, args: list[Value]) -> None:
+        self.args = args
+        self.lines: list[str] = []
+
+    def yield_(self, values: Sequence[Value]) -> None:
+        """End the block, handing ``values`` to the op that owns it."""
+        names = ", ".join(v.name for v in values)
+        types = ", ".join(str(v.type) for v in values)
+        self.lines.append(f'    "stablehlo.return"({names}) : ({types}) -> ()')
+
+    def text(self) -> str:
+        params = ", ".join(f"{a.name}: {a.type}" for a in self.args)
+        return f"    ^bb0({params}):\n" + "\n".join(self.lines)
 
 
 class FunctionBuilder(StructuralOps):
@@ -106,6 +126,56 @@ class FunctionBuilder(StructuralOps):
         if len(values) == 1:
             return [Value(name, values[0].type)]
         return [Value(f"{name}#{i}", v.type) for i, v in enumerate(values)]
+
+    @contextmanager
+    def block(self, types: Sequence[TensorType]) -> Iterator[Block]:
+        """Emit into a nested block (a region of a loop) whose arguments have ``types``.
+
+        Inside, values of the enclosing function are usable (StableHLO's loop regions are not
+        isolated from above); what is emitted inside, constants and fences included, stays
+        inside: the builder's caches are restored on leaving.
+        """
+        args = []
+        for t in types:
+            args.append(Value(f"%v{self._count}", t))
+            self._count += 1
+        saved = (
+            self.lines,
+            self._splats,
+            self._literal_of,
+            self._fences,
+            self._hidden,
+            self._distinct,
+        )
+        block = Block(args)
+        self.lines = block.lines
+        self._splats, self._literal_of = dict(self._splats), dict(self._literal_of)
+        self._fences, self._hidden, self._distinct = (
+            dict(self._fences),
+            dict(self._hidden),
+            dict(self._distinct),
+        )
+        try:
+            yield block
+        finally:
+            (self.lines, self._splats, self._literal_of, self._fences, self._hidden,
+             self._distinct) = saved  # fmt: skip
+
+    def while_loop(self, init: Sequence[Value], cond: Block, body: Block) -> list[Value]:
+        """``stablehlo.while`` over ``init``: ``cond`` returns one ``i1``, ``body`` the next
+        values; one value per carried value."""
+        types = ", ".join(str(v.type) for v in init)
+        name = f"%v{self._count}"
+        self._count += 1
+        arity = f":{len(init)}" if len(init) > 1 else ""
+        operands = ", ".join(v.name for v in init)
+        self.lines.append(
+            f'    {name}{arity} = "stablehlo.while"({operands}) ({{\n{cond.text()}\n    }}, {{\n'
+            f"{body.text()}\n    }}) : ({types}) -> ({types})"
+        )
+        if len(init) == 1:
+            return [Value(name, init[0].type)]
+        return [Value(f"{name}#{i}", v.type) for i, v in enumerate(init)]
 
     def ret(self, values: Sequence[Value], names: Sequence[str] = ()) -> None:
         """Return ``values``; ``names`` (one per value) is what IREE shows for them."""

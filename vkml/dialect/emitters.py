@@ -14,7 +14,6 @@ from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.nan_bits import float_bits
-from vkml.dialect.pairwise import pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, bool_, float32, int64, promote_types
 
@@ -202,6 +201,29 @@ def emit_cond(
     return b.select(b.prepare(xs[0], out.shape, bool_), on_true, on_false)
 
 
+def emit_while(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Any:
+    """``stablehlo.while`` over the carried values ``xs``: the condition region gives a 0-d
+    bool, the body region the next values. One value per carried value (a tuple)."""
+    keep_going, body = attrs["regions"]
+    types = [v.type for v in xs]
+    with b.block(types) as test:
+        (flag,) = keep_going(test.args)
+        test.yield_([flag])
+    with b.block(types) as step:
+        step.yield_(body(step.args))
+    return tuple(b.while_loop(xs, test, step))
+
+
+def emit_result(
+    b: FunctionBuilder, xs: Sequence[Any], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """Result ``index`` of a node with several (a ``while``)."""
+    value: Value = xs[0][attrs["index"]]
+    return value
+
+
 def emit_astype(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
@@ -307,91 +329,3 @@ def emit_matmul(
     x = b.prepare(x, batch + x.shape[-2:], acc)
     y = b.prepare(y, batch + y.shape[-2:], acc)
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)
-
-
-# -- reductions -------------------------------------------------------------------------------
-def _keep(b: FunctionBuilder, v: Value, out: TensorType) -> Value:
-    return b.reshape(v, out.shape)
-
-
-def emit_sum(
-    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
-) -> Value:
-    acc = sum_accumulator(xs[0].dtype) if not out.dtype.is_float else compute_dtype(out.dtype)
-    x = b.convert(xs[0], acc)
-    # -0.0 is the exact additive identity; vkml-pairwise-reductions rewrites this reduce.
-    # A sum of no elements is +0.0, as in NumPy and PyTorch.
-    empty = math.prod(x.shape[a] for a in attrs["axes"]) == 0
-    init = b.constant(-0.0 if acc.is_float and not empty else 0, acc)
-    total = b.reduce(x, attrs["axes"], "add", init)
-    if attrs.get("divisor") is not None:  # mean
-        total = b.binary(
-            "divide", total, b.broadcast(b.constant(attrs["divisor"], acc), total.shape)
-        )
-    return b.convert(_keep(b, total, out.with_dtype(acc)), out.dtype)
-
-
-def _extreme(dtype: DType, largest: bool) -> float | int | bool:
-    if dtype.kind == "bool":
-        return largest
-    if dtype.is_float:
-        return math.inf if largest else -math.inf
-    info = {
-        "int32": (-(2**31), 2**31 - 1),
-        "int64": (-(2**63), 2**63 - 1),
-        "uint32": (0, 2**32 - 1),
-    }
-    lo, hi = info[dtype.name]
-    return hi if largest else lo
-
-
-def minmax(largest: bool) -> Emitter:
-    """amax/amin as a pairwise tree of ``select_max``/``select_min``: a fixed order, so the
-    result (NaN and signed zeros included) is the same on every device."""
-
-    def emit(
-        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
-    ) -> Value:
-        combine = select_max if largest else select_min
-        reduced = pairwise_reduce(
-            b, xs[0], attrs["axes"], combine, _extreme(xs[0].dtype, not largest)
-        )
-        return _keep(b, reduced, out)
-
-    return emit
-
-
-def argextreme(largest: bool) -> Emitter:
-    """Index of the first maximum (minimum) along one axis; NaN counts as the extreme."""
-
-    def emit(
-        b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
-    ) -> Value:
-        x = xs[0]
-        axis = attrs["axis"]
-        if axis is None:
-            x = b.reshape(x, (math.prod(x.shape),))
-            axis = 0
-        combine = select_max if largest else select_min
-        best = pairwise_reduce(b, x, (axis,), combine, _extreme(x.dtype, not largest))
-        best = _expand(b, best, x.shape, axis)
-        hit = b.compare("EQ", x, best)
-        if x.dtype.is_float:
-            both_nan = b.binary("and", b.compare("NE", x, x), b.compare("NE", best, best))
-            hit = b.binary("or", hit, both_nan)
-        index = b.iota(x.shape, axis, int64)
-        n = b.broadcast(b.constant(x.shape[axis], int64), x.shape)
-        candidates = b.select(hit, index, n)
-        first = b.reduce(candidates, (axis,), "minimum", b.constant(x.shape[axis], int64))
-        return _keep(b, first, out)
-
-    return emit
-
-
-def _expand(b: FunctionBuilder, v: Value, shape: tuple[int, ...], axis: int) -> Value:
-    """Broadcast a reduced value back along ``axis`` to ``shape``."""
-    dims = ", ".join(str(i) for i in range(len(shape)) if i != axis)
-    out = v.type.with_shape(shape)
-    return b.emit(
-        f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
-    )

@@ -1,26 +1,17 @@
-"""``cond``: a conditional on a device value, recorded as one node that owns two regions.
-
-Each arm is a Python function called once, now, on region parameters that stand for the
-operands; what it builds becomes its region (``vkml.graph.node.Region``). A value an arm
-reads without receiving it (a tensor it closes over, a constant it makes) is **lifted**: it
-becomes one more operand of the ``cond`` node and one more parameter of both regions, so a
-region's nodes refer to its parameters and each other only, as ``Region`` requires.
-"""
+"""Control flow on device values: ``cond`` and ``while_loop``, each one node that owns regions
+(recorded from Python functions by ``vkml.frontend.regions``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from vkml.devices.realize import refusing
 from vkml.dtypes import bool_, uint32
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend import ops, views
+from vkml.frontend import ops, regions, views
 from vkml.frontend.base import TensorBase
-from vkml.frontend.eager import suspended
 from vkml.frontend.tensor import Tensor, wrap
-from vkml.graph.node import PARAM, Node, Region, param
-from vkml.graph.walk import toposort
+from vkml.graph.node import Node
 
 Arm = Callable[..., Any]
 
@@ -44,106 +35,104 @@ def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:
             return different dtypes or shapes.
         TraceError: an arm observes a value (``numpy()``, ``item()``): arms only record.
     """
-    condition = _condition(pred)
+    condition = _condition("cond", pred)
     nodes = [ops.tensor_node("cond", x) for x in operands]
     device = ops.check_same_device("cond", [condition, *nodes])
     arms = [
-        _record_arm(name, fn, nodes, device)
+        regions.record("cond", name, fn, nodes, device)
         for name, fn in (("on_true", on_true), ("on_false", on_false))
     ]
-    (t_result, t_params, t_order), (f_result, f_params, f_order) = arms
-    if t_result.dtype is not f_result.dtype or t_result.shape != f_result.shape:
-        raise (DTypeError if t_result.dtype is not f_result.dtype else ShapeError)(
-            f"'cond': the arms return {t_result.dtype.name}{list(t_result.shape)} (on_true) and "
-            f"{f_result.dtype.name}{list(f_result.shape)} (on_false); both must return the "
-            f"same dtype and shape"
+    for arm, name in zip(arms, ("on_true", "on_false")):
+        if len(arm.results) != 1:
+            raise TypeError(f"'cond': {name} must return one tensor, got {len(arm.results)}")
+    t, f = arms[0].results[0], arms[1].results[0]
+    if t.dtype is not f.dtype or t.shape != f.shape:
+        raise (DTypeError if t.dtype is not f.dtype else ShapeError)(
+            f"'cond': the arms return {t.dtype.name}{list(t.shape)} (on_true) and "
+            f"{f.dtype.name}{list(f.shape)} (on_false); both must return the same dtype and shape"
         )
-    lifted = list(
-        dict.fromkeys(
-            [*_outside(t_result, t_params, t_order), *_outside(f_result, f_params, f_order)]
-        )
-    )
-    regions = tuple(
-        _region(result, params, order, lifted, device) for result, params, order in arms
-    )
-    node = Node(
-        "cond", t_result.dtype, t_result.shape, (condition, *nodes, *lifted), (), device,
-        regions=regions,
-    )  # fmt: skip
+    lifted = regions.lifted(*arms)
+    owned = tuple(regions.region(arm, lifted, device) for arm in arms)
+    node = Node("cond", t.dtype, t.shape, (condition, *nodes, *lifted), (), device, regions=owned)
     return wrap(node)
 
 
-def _condition(pred: Any) -> Node:
+def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
+    """The values ``body`` gives, applied to ``init`` while ``keep_going`` of them holds: a
+    loop run on the device (a ``stablehlo.while``), ``jax.lax.while_loop``'s meaning.
+
+    Args:
+        keep_going: a function of the carried values returning a one-element bool or uint32
+            tensor.
+        body: a function of the carried values returning their next values (a tuple, or one
+            tensor when there is one), each of the same dtype and shape as before.
+        init: the first values, tensors on one device.
+
+    Returns:
+        The carried values when ``keep_going`` first fails, one tensor each.
+
+    Raises:
+        DTypeError, ShapeError: a condition that is not one bool/uint32 element, or a body
+            that changes a value's dtype or shape.
+        TraceError: either function observes a value.
+    """
+    if not init:
+        raise TypeError("'while_loop': needs at least one carried value")
+    nodes = [ops.tensor_node("while_loop", x) for x in init]
+    device = ops.check_same_device("while_loop", nodes)
+
+    def condition(*values: Tensor) -> Tensor:
+        return Tensor(_condition("while_loop", keep_going(*values)))
+
+    test = regions.record("while_loop", "keep_going", condition, nodes, device)
+    step = regions.record("while_loop", "body", body, nodes, device)
+    if len(step.results) != len(nodes):
+        raise TypeError(
+            f"'while_loop': body must return {len(nodes)} values (one per carried value), "
+            f"got {len(step.results)}"
+        )
+    for i, (new, old) in enumerate(zip(step.results, nodes)):
+        if new.dtype is not old.dtype or new.shape != old.shape:
+            raise (DTypeError if new.dtype is not old.dtype else ShapeError)(
+                f"'while_loop': body changes carried value {i} from {old.dtype.name}"
+                f"{list(old.shape)} to {new.dtype.name}{list(new.shape)}; a loop keeps them"
+            )
+    lifted = regions.lifted(test, step)
+    owned = (
+        regions.region(test, lifted, device),
+        _passing(regions.region(step, lifted, device), len(nodes)),
+    )
+    carried = [*nodes, *lifted]
+    results = tuple((n.dtype.name, n.shape) for n in carried)
+    loop = Node(
+        "while", nodes[0].dtype, nodes[0].shape, tuple(carried), (("results", results),), device,
+        regions=owned,
+    )  # fmt: skip
+    return tuple(
+        Tensor(Node("result", n.dtype, n.shape, (loop,), (("index", i),), device))
+        for i, n in enumerate(nodes)
+    )
+
+
+def _passing(body: Any, carried: int) -> Any:
+    """``body`` returning its lifted parameters unchanged after the carried values: a loop's
+    body region gives the next value of every value the loop carries."""
+    return type(body)(body.params, (*body.results, *body.params[carried:]))
+
+
+def _condition(op: str, pred: Any) -> Node:
+    """``pred`` as a 0-d bool node (uint32: nonzero is true)."""
     if not isinstance(pred, TensorBase):
         raise DTypeError(
-            f"'cond': pred must be a one-element bool or uint32 tensor, got "
+            f"'{op}': the condition must be a one-element bool or uint32 tensor, got "
             f"{type(pred).__name__}; a Python value decides in Python: use if/else"
         )
     node = pred.node
-    if node.dtype not in (bool_, uint32) or len(node.shape) > 0 and pred.size != 1:
+    if node.dtype not in (bool_, uint32) or (len(node.shape) > 0 and pred.size != 1):
         raise (DTypeError if node.dtype not in (bool_, uint32) else ShapeError)(
-            f"'cond': pred must be a one-element bool or uint32 tensor, got "
+            f"'{op}': the condition must be a one-element bool or uint32 tensor, got "
             f"{node.dtype.name}{list(node.shape)}"
         )
     if node.shape:
         node = views.reshape(node, ())
     return ops.compare("ne", node, 0) if node.dtype is uint32 else node
-
-
-def _record_arm(
-    name: str, fn: Arm, operands: Sequence[Node], device: Any
-) -> tuple[Node, list[Node], list[Node]]:
-    """The node ``fn`` returns on parameters standing for ``operands``, the parameters, and
-    every node its result needs (outside ones included), sources first."""
-    if not callable(fn):
-        raise TypeError(f"'cond': {name} must be callable, got {type(fn).__name__}")
-    params = [param(i, n.dtype, n.shape, device) for i, n in enumerate(operands)]
-    reason = (
-        f"'cond' is recording {name}: its values exist only on the device, at each realize, "
-        f"so it cannot observe one (numpy(), item(), realize()); return the value instead"
-    )
-    with refusing(reason), suspended():
-        result = fn(*(Tensor(p) for p in params))
-    if not isinstance(result, TensorBase):
-        raise TypeError(f"'cond': {name} must return a tensor, got {type(result).__name__}")
-    return result.node, params, toposort([result.node])
-
-
-def _inside(params: Sequence[Node], order: Sequence[Node]) -> set[Node]:
-    """The nodes of ``order`` that depend on a parameter: the arm's own."""
-    inside = set(params)
-    for node in order:
-        if node.op != PARAM and any(s in inside for s in node.src):
-            inside.add(node)
-    return inside
-
-
-def _outside(result: Node, params: Sequence[Node], order: Sequence[Node]) -> list[Node]:
-    """The values the arm reads that do not depend on its parameters, in first-use order."""
-    inside = _inside(params, order)
-    if result not in inside:
-        return [result]
-    found: dict[Node, None] = {}
-    for node in order:
-        if node in inside:
-            for s in node.src:
-                if s not in inside:
-                    found[s] = None
-    return list(found)
-
-
-def _region(
-    result: Node, params: list[Node], order: Sequence[Node], lifted: Sequence[Node], device: Any
-) -> Region:
-    """The arm rebuilt over ``params`` and one more parameter per lifted value."""
-    inside = _inside(params, order)
-    first = len(params)
-    extra = [param(first + j, n.dtype, n.shape, device) for j, n in enumerate(lifted)]
-    mapping: dict[Node, Node] = {**dict(zip(params, params)), **dict(zip(lifted, extra))}
-    for node in order:
-        if node in inside and node.op != PARAM:
-            mapping[node] = Node(
-                node.op, node.dtype, node.shape, tuple(mapping[s] for s in node.src),
-                node.attrs, node.device, regions=node.regions,
-            )  # fmt: skip
-    return Region((*params, *extra), (mapping[result],))

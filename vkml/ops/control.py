@@ -5,8 +5,15 @@ operands as its parameters and returning one value. The compiled devices emit bo
 inline and select between their results, one kernel with no host round trip (IREE runs
 ``stablehlo.if`` on the host: a sync per decision, measured in issue 7); the reference device
 evaluates the chosen arm only. Arms are pure, so the two give the same bits. The selection is
-bit-exact; each op inside an arm keeps its own contract. No gradient rule yet: the graph
-builder (issue 10) brings reverse mode through regions.
+bit-exact; each op inside an arm keeps its own contract.
+
+``while(*carried)`` owns a condition region and a body region over the carried values and
+has one result per carried value, each read by a ``result`` node (the node's own dtype and
+shape are its first result's; ``attrs["results"]`` lists them all). It is lowered to a
+``stablehlo.while``, which IREE runs on the host, one turn at a time: what the graph builder
+puts in the body (several predicated turns at once) decides how many host turns it costs.
+The reference device runs the loop in Python. No gradient rules yet: the graph builder
+(issue 10) brings reverse mode through regions.
 """
 
 from __future__ import annotations
@@ -17,4 +24,6 @@ from vkml.ops.spec import OpDef, table
 
 CONTROL: dict[str, OpDef] = table(
     OpDef("cond", "control", emit.emit_cond, ref.cond, True),
+    OpDef("while", "control", emit.emit_while, ref.while_loop, True),
+    OpDef("result", "control", emit.emit_result, ref.result, True),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vkml.dialect import emitters as emit
+from vkml.dialect import reduce_emitters as emit
 from vkml.graph.node import Node
 from vkml.ops import reference as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table

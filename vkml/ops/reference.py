@@ -200,6 +200,25 @@ def cond(
     return (on_true if bool(xs[0]) else on_false)(list(xs[1:]))[0]
 
 
+def while_loop(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> Any:
+    """The body region applied while the condition region holds; one array per carried value."""
+    keep_going, body = attrs["regions"]
+    values = list(xs)
+    while bool(keep_going(values)[0]):
+        values = body(values)
+    return tuple(values)
+
+
+def result(
+    xs: Sequence[Any], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """Result ``index`` of a node with several."""
+    out: np.ndarray = xs[0][attrs["index"]]
+    return out
+
+
 def astype(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:

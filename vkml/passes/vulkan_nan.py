@@ -89,8 +89,21 @@ _RULES: dict[str, _Rule] = {
 # ``stablehlo.compare`` is rewritten separately. tests/py/ops/test_registry.py checks that
 # every op vkml's emitters write for a Vulkan module is here, in ``_RULES`` or a compare, so
 # a new op cannot reach a GPU undecided.
-_MOVE_BITS = ("bitcast_convert", "broadcast_in_dim", "concatenate", "constant", "iota", "pad",
-              "reshape", "reverse", "select", "slice", "transpose")  # fmt: skip
+_MOVE_BITS = (
+    "bitcast_convert",
+    "broadcast_in_dim",
+    "concatenate",
+    "constant",
+    "iota",
+    "pad",
+    "reshape",
+    "reverse",
+    "select",
+    "slice",
+    "transpose",
+    "while",
+    "return",
+)  # fmt: skip  (a loop and its regions' terminator carry values)
 _INTEGER = ("and", "or", "xor", "not", "shift_left", "shift_right_logical",
             "shift_right_arithmetic", "count_leading_zeros")  # fmt: skip
 _PROPAGATE = ("abs", "add", "subtract", "multiply", "divide", "negate", "convert", "dot_general",

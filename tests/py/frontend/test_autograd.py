@@ -115,6 +115,8 @@ NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "
     # no rule yet: reverse mode through regions comes with the graph builder (issue 10);
     # test_control pins the GradientError
     "cond",
+    "while",
+    "result",
 }
 
 

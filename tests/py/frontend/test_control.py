@@ -119,7 +119,7 @@ def test_bad_conditions_and_arms_are_refused() -> None:
     a = vkml.tensor(A)
     p = flag(True, vkml.cpu)
     with pytest.raises(
-        vkml.DTypeError, match="pred must be a one-element bool or uint32 tensor, got float32"
+        vkml.DTypeError, match="condition must be a one-element bool or uint32 tensor, got float32"
     ):
         vkml.cond(vkml.tensor(np.float32(1)), lambda x: x, lambda x: x, a)
     with pytest.raises(vkml.ShapeError, match=r"got bool\[2\]"):
@@ -167,3 +167,58 @@ def test_a_captured_function_may_hold_a_condition() -> None:
     f = vkml.trace.capture(clipped, A, np.float32(0.0))
     np.testing.assert_array_equal(f(A, np.float32(0.5)).numpy(), np.minimum(A, 0.5))
     np.testing.assert_array_equal(f(A, np.float32(99.0)).numpy(), A)
+
+
+# -- while_loop ------------------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+def test_a_device_loop_runs_until_its_condition_fails(device: vkml.Device) -> None:
+    k = vkml.tensor(np.float32(1.5), device=device)  # read by the body from outside: lifted
+
+    def grow(limit: float) -> tuple[np.ndarray, int]:
+        x = vkml.tensor(np.abs(A) + 0.5, device=device)
+        n = vkml.tensor(np.int32(0), device=device)
+        lim = vkml.tensor(np.float32(limit), device=device)
+        out, count = vkml.while_loop(
+            lambda x, n: x.amax() < lim, lambda x, n: (x * k + 0.25, n + 1), x, n
+        )
+        return out.numpy(), int(count.item())
+
+    for limit in (0.1, 10.0, 1e4):  # no turn, a few, many
+        got, count = grow(limit)
+        want, steps = np.abs(A) + 0.5, 0
+        while want.max() < np.float32(limit):
+            want = want * np.float32(1.5) + np.float32(0.25)
+            steps += 1
+        assert count == steps
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_loop_node_owns_a_condition_and_a_body_and_has_one_result_per_value() -> None:
+    x, n = vkml.tensor(A), vkml.tensor(np.int32(0))
+    out, count = vkml.while_loop(lambda x, n: n < 3, lambda x, n: (x + 1.0, n + 1), x, n)
+    loop = out.node.src[0]
+    assert out.node.op == count.node.op == "result" and count.node.src[0] is loop
+    assert loop.op == "while" and len(loop.regions) == 2
+    assert list(loop.attr("results")) == [("float32", (3, 4)), ("int32", ())]  # no constant lifted
+    text = vkml.emit_mlir(out)
+    assert '"stablehlo.while"' in text
+    np.testing.assert_array_equal(out.numpy(), A + 3.0)
+
+
+def test_bad_loops_are_refused() -> None:
+    x, n = vkml.tensor(A), vkml.tensor(np.int32(0))
+    with pytest.raises(
+        vkml.ShapeError, match=r"body changes carried value 0 from float32\[3, 4\] to float32\[\]"
+    ):
+        vkml.while_loop(lambda x, n: n < 3, lambda x, n: (x.sum(), n + 1), x, n)
+    with pytest.raises(TypeError, match="body must return 2 values"):
+        vkml.while_loop(lambda x, n: n < 3, lambda x, n: x, x, n)
+    with pytest.raises(
+        vkml.ShapeError,
+        match=r"condition must be a one-element bool or uint32 tensor, got bool\[3, 4\]",
+    ):
+        vkml.while_loop(lambda x, n: x > 0.0, lambda x, n: (x, n), x, n)
+    with pytest.raises(TypeError, match="needs at least one carried value"):
+        vkml.while_loop(lambda: True, lambda: ())
+    with pytest.raises(vkml.TraceError, match="'while_loop' is recording body"):
+        vkml.while_loop(lambda x, n: n < 3, lambda x, n: (x * float(x.sum().item()), n + 1), x, n)

@@ -123,6 +123,16 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             (lambda x, y: vkml.maximum(x, y) * x) if number else (lambda x, y: x == y),
             t["a"], t["b"],
         ))  # fmt: skip
+    # a loop on the device: double (or negate, for bool) until the first element's value has
+    # been seen three times; each carried value read back by a result node
+    p["while"] = ("while", lambda t: vkml.while_loop(
+        lambda i, x: i < 3,
+        (lambda i, x: (i + 1, x + x)) if number else (lambda i, x: (i + 1, x == False)),
+        vkml.tensor(np.int32(0), device=t["a"].device), t["a"],
+    )[1])  # fmt: skip
+    p["while_result_count"] = ("result", lambda t: vkml.while_loop(
+        lambda i, x: i < 2, lambda i, x: (i + 1, x), vkml.tensor(np.int32(0), device=t["a"].device), t["b"],
+    )[0])  # fmt: skip
     for name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu"):
         if flt and not vkml.cpu.supports(name, vkml.dtypes.to_dtype(dtype)):
             continue  # pinned by test_cpu_refuses_what_its_support_table_excludes
