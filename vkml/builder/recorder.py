@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import numpy as np
+
 from vkml.dtypes import bool_, uint32
 from vkml.errors import ShapeError
 from vkml.frontend import functions
@@ -25,6 +27,7 @@ from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 
 BREAK = "__vkml_break"
+COUNTER = "__vkml_count"
 
 Values = tuple[Any, ...]
 
@@ -162,12 +165,14 @@ def _select(pred: Tensor, a: Any, b: Any, name: str, line: int) -> Any:
 
 
 def _where(pred: Tensor, a: Any, b: Any) -> Any:
-    """``where(pred, a, b)``, folded to ``where(pred & q, f, b)`` when ``a`` is itself
-    ``where(q, f, b)``: a variable that a predicated turn updates under a guard. The same
-    bits, and IREE compiles it in time: nested selects on a value and its predecessor make
-    its elementwise fusion exponential in the number of turns (12 turns of a 4x3 loop:
-    170 s against 1.3 s)."""
-    node = a.node if is_device(a) else None
+    """``where(pred, a, b)``, folded on cpu to ``where(pred & q, f, b)`` when ``a`` is
+    itself ``where(q, f, b)``: a variable that a predicated turn updates under a guard. The
+    same bits either way. For llvm-cpu, nested selects on a value and its predecessor make
+    IREE's elementwise fusion exponential in the number of turns (12 turns of a 4x3 loop:
+    170 s to compile, folded 1.3 s). Not for Vulkan, where the nested form compiles in
+    seconds and the folded turns become one executable shared by every turn, whose constants
+    and buffer addresses then pass lavapipe's 128 bytes of push constants."""
+    node = a.node if is_device(a) and pred.device.kind == "cpu" else None
     if node is not None and is_device(b) and node.op == "where" and node.src[2] is b.node:
         q = Tensor(node.src[0])
         if q.dtype is bool_:
@@ -214,21 +219,56 @@ def _flag(x: Tensor) -> Tensor:
 
 # -- loops -------------------------------------------------------------------------------------
 def for_(items: Iterable[Any], body: Callable[..., Values], values: Values, names: Sequence[str],
-         line: int, targets: int = 0) -> Values:  # fmt: skip
+         line: int, targets: int = 0, reads_item: bool = True) -> Values:  # fmt: skip
     """A ``for`` over a Python iterable (``range(N)``, a list): unrolled here, each turn
     predicated once a device ``break`` may have happened. The first ``targets`` names are the
-    loop's own variable(s): they take each turn's item, predicated or not."""
+    loop's own variable(s): they take each turn's item, predicated or not.
+
+    Once a device ``break`` has made the turns predicated, a body that does not read the
+    loop variable (``for _ in range(N)``) with more turns left than the device runs per host
+    sync becomes a device loop of the turns left (``device_for``): its module holds
+    ``turns_per_sync`` turns, not ``N``, so it compiles in the time of a short loop."""
     if is_device(items):
         raise BuilderError(
             f"line {line}: a 'for' over a tensor is not recorded; iterate over range(n) and "
             f"index the tensor"
         )
     loop = _Loop(values, names, line, targets)
+    sized = isinstance(items, (range, list, tuple))
+    left = len(items) if isinstance(items, (range, list, tuple)) else 0
     for item in items:
         if loop.done:
             break
+        stop = loop.values[loop.index]
+        if sized and not reads_item and is_device(stop) and left > _turns(stop.device):
+            last = items[-1]  # type: ignore[index]
+            return device_for(body, loop.values, names, line, left, last, targets)
         loop.turn(body, item)
+        left -= 1
     return loop.values
+
+
+def _turns(device: Any) -> int:
+    return TURNS_PER_SYNC.get() or device.turns_per_sync
+
+
+def device_for(body: Callable[..., Values], values: Values, names: Sequence[str], line: int,
+               turns: int, last: Any, targets: int) -> Values:  # fmt: skip
+    """The ``turns`` turns left of a ``for`` whose body does not read its item, as a device
+    loop on a counter (``device_while``); the loop variable ends as the last item, as in the
+    unrolled loop."""
+    start = (*((last,) * targets), *values[targets:])
+    device = values[names.index(BREAK)].device
+    counter = tensor(np.int32(0), device=device)
+
+    def test(*state: Any) -> Any:
+        return state[-1] < turns
+
+    def step(*state: Any) -> Values:
+        return (*body(last, *state[:-1]), state[-1] + 1)
+
+    out = device_while(test, step, (*start, counter), (*names, COUNTER), line)
+    return tuple(out[:-1])
 
 
 def while_(test: Callable[..., Any], body: Callable[..., Values], values: Values,

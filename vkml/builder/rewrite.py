@@ -181,8 +181,13 @@ class _Rewriter:
                 ast.Constant(node.lineno),
             )
         else:
+            reads = any(
+                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in targets
+                for statement in node.body
+                for n in ast.walk(statement)
+            )
             call = _call(helper, head, _name(body.name), _values(names), _strings(names), ast.Constant(node.lineno),
-                         ast.Constant(len(targets)))  # fmt: skip
+                         ast.Constant(len(targets)), ast.Constant(reads))  # fmt: skip
         parts.extend(_unpack(names, call))
         return [_located(s, node) for s in parts]
 

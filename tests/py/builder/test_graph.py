@@ -44,6 +44,22 @@ def bounded_loop(x, limit):  # type: ignore[no-untyped-def]
     return x
 
 
+def bounded_loop_reading_its_item(x, limit):  # type: ignore[no-untyped-def]
+    for i in range(20):  # each turn its own constant: one executable per turn on Vulkan
+        if x.amax() > limit:
+            break
+        x = x * 1.25 + float(i) * 0.01
+    return x
+
+
+def long_bounded_loop(x, limit):  # type: ignore[no-untyped-def]
+    for _ in range(40):  # more turns left than one host sync runs: a device loop
+        if x.amax() > limit:
+            break
+        x = x * 1.25 + 0.125
+    return x
+
+
 def loop_with_continue(x, limit):  # type: ignore[no-untyped-def]
     total = x.sum() * 0.0
     for i in range(6):
@@ -129,6 +145,8 @@ OFFSET = 0.75
 FORMS = {
     "branches": branches,
     "bounded_loop": bounded_loop,
+    "bounded_loop_reading_its_item": bounded_loop_reading_its_item,
+    "long_bounded_loop": long_bounded_loop,
     "loop_with_continue": loop_with_continue,
     "python_while": python_while,
     "nested": nested,
@@ -332,12 +350,22 @@ def test_predicated_turns_select_once_per_value() -> None:
     # made IREE's elementwise fusion exponential in the turns: 12 turns of bounded_loop on
     # 4x3 took 170 s to compile for cpu; folded to one select, 2 s
     g = vkml.Graph.builder(bounded_loop)(vkml.tensor(X), vkml.tensor(np.float32(2.0)))
+    assert g.schedule.loops == 0  # 11 turns left after the first: fewer than 16, unrolled
     nested = [
         n
         for n in g._captured.schedule
         if n.op == "where" and n.src[1].op == "where" and n.src[1].src[2] is n.src[2]
     ]
     assert not nested
+
+
+def test_a_bounded_loop_that_does_not_read_its_item_runs_on_the_device() -> None:
+    g = vkml.Graph.builder(long_bounded_loop)(vkml.tensor(X), vkml.tensor(np.float32(2.0)))
+    assert g.schedule.loops == 1 and g.schedule.nodes < 300  # 16 turns recorded, not 40
+    g = vkml.Graph.builder(bounded_loop_reading_its_item)(
+        vkml.tensor(X), vkml.tensor(np.float32(2.0))
+    )
+    assert g.schedule.loops == 0  # the body reads i: each turn is its own
 
 
 def test_turns_per_sync_is_checked() -> None:
