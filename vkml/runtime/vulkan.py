@@ -26,6 +26,7 @@ __all__ = [
     "driver_version_string",
     "shader_loop_cap",
     "vulkan_device_reports",
+    "vulkan_problem",
 ]
 
 LOADER_NAMES: tuple[str, ...] = {
@@ -65,6 +66,7 @@ HIGHEST_API = (1, 3)  # the newest Vulkan version whose structs this module read
 
 # The warnings already given in this process, by topic: each is given once (see _warn_once).
 _WARNED: set[str] = set()
+_PROBLEM: list[str] = []
 
 
 class VulkanWarning(RuntimeWarning):
@@ -121,27 +123,36 @@ class VulkanDeviceReport:
         }
 
 
-def vulkan_device_reports() -> list[VulkanDeviceReport]:
+def vulkan_device_reports(warn: bool = True) -> list[VulkanDeviceReport]:
     """One report per Vulkan physical device, in the loader's order.
 
+    Args:
+        warn: say why Vulkan is unavailable with a one-time ``VulkanWarning`` (False: only
+            keep the reason, ``vulkan_problem()``, for an error when a device is asked for).
+
     Returns:
-        The devices' reports; an empty list, with a one-time ``VulkanWarning``, when there is
-        no Vulkan loader or driver. A device whose query fails is left out, with a warning.
+        The devices' reports; an empty list when there is no Vulkan loader or driver. A
+        device whose query fails is left out, with a warning.
     """
     try:
         loader = _open_loader()
     except OSError as exc:
-        _warn_once("loader", f"Vulkan is unavailable: no Vulkan loader ({exc}); {ENABLE_HINT}")
+        _problem("loader", f"Vulkan is unavailable: no Vulkan loader ({exc}); {ENABLE_HINT}", warn)
         return []
     try:
         with _instance(loader) as (instance, proc, instance_api):
             handles = _physical_devices(instance, proc)
             if not handles:
-                _warn_once("devices", f"Vulkan reports no physical devices; {ENABLE_HINT}")
+                _problem("devices", f"Vulkan reports no physical devices; {ENABLE_HINT}", warn)
             return list(_read_devices(handles, proc, instance_api))
     except _VulkanCallFailed as exc:
-        _warn_once("instance", f"Vulkan is unavailable: {exc}; {ENABLE_HINT}")
+        _problem("instance", f"Vulkan is unavailable: {exc}; {ENABLE_HINT}", warn)
         return []
+
+
+def vulkan_problem() -> str | None:
+    """Why the last ``vulkan_device_reports`` found no device, or None."""
+    return _PROBLEM[-1] if _PROBLEM else None
 
 
 def by_preference(reports: Iterable[VulkanDeviceReport]) -> list[VulkanDeviceReport]:
@@ -155,11 +166,17 @@ def best_vulkan_report(reports: Iterable[VulkanDeviceReport]) -> VulkanDeviceRep
     return ordered[0] if ordered else None
 
 
-def _warn_once(topic: str, message: str) -> None:
+def _problem(topic: str, message: str, warn: bool) -> None:
+    _PROBLEM.append(message)
+    if warn:
+        _warn_once(topic, message, stacklevel=4)
+
+
+def _warn_once(topic: str, message: str, stacklevel: int = 3) -> None:
     # Once per process and topic: device discovery may run often, the cause does not change.
     if topic not in _WARNED:
         _WARNED.add(topic)
-        warnings.warn(message, VulkanWarning, stacklevel=3)
+        warnings.warn(message, VulkanWarning, stacklevel=stacklevel)
 
 
 def _open_loader() -> ctypes.CDLL:
