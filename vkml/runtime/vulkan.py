@@ -124,16 +124,9 @@ class VulkanDeviceReport:
 
 
 def vulkan_device_reports(warn: bool = True) -> list[VulkanDeviceReport]:
-    """One report per Vulkan physical device, in the loader's order.
-
-    Args:
-        warn: say why Vulkan is unavailable with a one-time ``VulkanWarning`` (False: only
-            keep the reason, ``vulkan_problem()``, for an error when a device is asked for).
-
-    Returns:
-        The devices' reports; an empty list when there is no Vulkan loader or driver. A
-        device whose query fails is left out, with a warning.
-    """
+    """One report per Vulkan physical device, in the loader's order; an empty list when there
+    is no Vulkan loader or driver, said once with a ``VulkanWarning`` if ``warn`` (the reason
+    is kept either way: ``vulkan_problem()``). A device whose query fails is left out."""
     try:
         loader = _open_loader()
     except OSError as exc:
