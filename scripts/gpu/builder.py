@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from bench import timed  # scripts/gpu/bench.py, beside this script
 
 import vkml
 
@@ -55,23 +54,13 @@ def device_while(x: Any, limit: Any) -> Any:
     return x
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times)
-
-
 def cell(case: str, fn: Callable[[], np.ndarray], want: np.ndarray, repeats: int,
          scale: float = 1.0) -> str:  # fmt: skip
     try:
         got = fn()
         if not np.array_equal(got, want):
             return f"| {case} | - | - | DIFFERS from NumPy |"
-        med, best = timed(fn, repeats)
+        med, best = timed(fn, repeats, warmup=1)
     except Exception as exc:  # noqa: BLE001 - one failing case must not end the table
         first = (str(exc).splitlines() or [""])[0][:160]
         note = "not in cache" if "cache" in first else type(exc).__name__

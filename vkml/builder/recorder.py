@@ -234,15 +234,14 @@ def for_(items: Iterable[Any], body: Callable[..., Values], values: Values, name
             f"index the tensor"
         )
     loop = _Loop(values, names, line, targets)
-    sized = isinstance(items, (range, list, tuple))
-    left = len(items) if isinstance(items, (range, list, tuple)) else 0
+    sized = items if isinstance(items, (range, list, tuple)) else None
+    left = len(sized) if sized is not None else 0
     for item in items:
         if loop.done:
             break
         stop = loop.values[loop.index]
-        if sized and not reads_item and is_device(stop) and left > _turns(stop.device):
-            last = items[-1]  # type: ignore[index]
-            return device_for(body, loop.values, names, line, left, last, targets)
+        if sized is not None and not reads_item and is_device(stop) and left > _turns(stop.device):
+            return device_for(body, loop.values, names, line, left, sized[-1], targets)
         loop.turn(body, item)
         left -= 1
     return loop.values
@@ -301,7 +300,7 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
     carried = [i for i, v in enumerate(values) if is_device(v) or names[i] == BREAK]
     device = next(v.device for v in values if is_device(v))
     brk = names.index(BREAK)
-    turns = TURNS_PER_SYNC.get() or device.turns_per_sync
+    turns = _turns(device)
 
     def full(tensors: Sequence[Tensor]) -> list[Any]:
         out = list(values)
