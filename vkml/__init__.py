@@ -31,6 +31,7 @@ from vkml.dtypes import (
 from vkml.errors import (
     ArtifactError,
     AxisError,
+    CacheWarning,
     CompileError,
     DataError,
     DeviceError,
@@ -43,6 +44,8 @@ from vkml.errors import (
     ShapeError,
     TraceError,
     UnsupportedOperatorError,
+    UntrustedPathError,
+    UntrustedPathWarning,
     VkmlError,
 )
 from vkml.frontend import random, unary_functions as _unary_functions
@@ -144,6 +147,7 @@ def reset_stats() -> None:
 __all__ = [
     "ArtifactError",
     "AxisError",
+    "CacheWarning",
     "CompileError",
     "DType",
     "DTypeError",
@@ -160,6 +164,8 @@ __all__ = [
     "Tensor",
     "TraceError",
     "UnsupportedOperatorError",
+    "UntrustedPathError",
+    "UntrustedPathWarning",
     "VkmlError",
     "add",
     "amax",

@@ -9,6 +9,7 @@ non-zero; it never shows a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
 import sys
 from collections.abc import Callable, Sequence
@@ -18,7 +19,8 @@ from pathlib import Path
 import vkml
 from vkml.aot.loaded import inspect as inspect_module
 from vkml.aot.manifest import describe
-from vkml.compiler.cache import default_cache, vkml_version
+from vkml.compiler.cache import SHARED_ENV, default_cache
+from vkml.compiler.keys import vkml_version
 from vkml.devices.coverage import coverage_report, format_coverage
 from vkml.devices.registry import vulkan_reports
 from vkml.errors import ArtifactError
@@ -56,6 +58,9 @@ def cache_info(args: argparse.Namespace) -> int:
     print(f"entries: {info['entries']}")
     print(f"size: {human_bytes(size)} ({size} bytes)")
     print(f"memory: {info['memory_entries']}/{info['memory_capacity']} entries")
+    shared = info["shared"]
+    if isinstance(shared, list) and shared:
+        print(f"shared (read-only, {SHARED_ENV}): {os.pathsep.join(shared)}")
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ArtifactError",
     "AxisError",
+    "CacheWarning",
     "CompileError",
     "DTypeError",
     "DataError",
@@ -22,6 +23,8 @@ __all__ = [
     "ShapeError",
     "TraceError",
     "UnsupportedOperatorError",
+    "UntrustedPathError",
+    "UntrustedPathWarning",
     "VkmlError",
 ]
 
@@ -80,6 +83,26 @@ class ArtifactError(VkmlError, ValueError):
     """An exported module (``vkml.aot``) that cannot be loaded as it is: missing, damaged,
     not a vkml artefact, built by another IREE release or for another target, or with a
     parameter archive that does not fit it."""
+
+
+class UntrustedPathError(VkmlError, PermissionError):
+    """A file vkml would run code from (a compile-cache entry, an exported module), or a
+    directory above it, that someone other than you could have written; ``path`` is the one
+    at fault. Nothing was loaded from it."""
+
+    def __init__(self, message: str, path: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UntrustedPathWarning(UserWarning):
+    """A file vkml runs code from belongs to another user (an exported module loaded from a
+    shared location): loaded, since you named it, but said."""
+
+
+class CacheWarning(UserWarning):
+    """The compile cache cannot keep what it compiles on disk (a read-only directory, a full
+    disk): vkml goes on, compiling into memory only, and says so once per directory."""
 
 
 class CompileError(VkmlError, RuntimeError):

@@ -102,7 +102,8 @@ try:
 except ImportError as exc:
     print("iree.compiler: not importable:", exc)
 import vkml
-from vkml.compiler.cache import default_cache, iree_version, vkml_version
+from vkml.compiler.cache import default_cache
+from vkml.compiler.keys import iree_version, vkml_version
 dev = vkml.device("vulkan:0")
 print("vulkan:0 target:", dev.target.name, dev.target.flags, "driver", dev.target.driver)
 print("cache:", default_cache().info(), "keys name IREE", iree_version(), "vkml", vkml_version())

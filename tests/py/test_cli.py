@@ -54,6 +54,14 @@ def test_cache_info_counts_entries_and_bytes(
     assert "size: 3.0 KiB (3072 bytes)\n" in out
 
 
+def test_cache_info_names_the_shared_caches(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VKML_SHARED_CACHE", "/srv/team-cache")
+    assert main(["cache", "info"]) == 0
+    assert "shared (read-only, VKML_SHARED_CACHE): /srv/team-cache\n" in capsys.readouterr().out
+
+
 def test_cache_clear_removes_entries_and_reports_bytes(
     cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,7 +28,8 @@ from vkml.aot.plan import Plan
 from vkml.aot.training import step_plan
 from vkml.compiler.abi import TensorSpec
 from vkml.compiler.atomic import write_atomically
-from vkml.compiler.cache import compile_module, iree_version, vkml_version
+from vkml.compiler.cache import compile_module
+from vkml.compiler.keys import iree_version, vkml_version
 from vkml.compiler.lower import emit_schedule
 from vkml.dialect import module as mod
 from vkml.dialect.builder import FunctionBuilder

@@ -12,6 +12,7 @@ naming what differs and the remedy.
 from __future__ import annotations
 
 import io
+import warnings
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from vkml.aot.manifest import MANIFEST_KEY, Manifest, Signature, Slot
-from vkml.compiler.cache import iree_version
+from vkml.compiler import trust
+from vkml.compiler.keys import iree_version
 from vkml.devices.iree import IreeDevice
 from vkml.devices.registry import cpu
 from vkml.dialect.module import METADATA_FUNCTION
 from vkml.dtypes import DType, to_dtype
-from vkml.errors import ArtifactError, DeviceError, ShapeError
+from vkml.errors import ArtifactError, DeviceError, ShapeError, UntrustedPathWarning
 from vkml.frontend.host import resolve_device
 from vkml.frontend.tensor import Tensor
 from vkml.runtime.hal import HalSession
@@ -167,7 +169,17 @@ class Loaded:
 
 
 def _module(file: Path, sess: HalSession) -> Any:
-    """The VM module in ``file``, checked whole first (``_read``)."""
+    """The VM module in ``file``, checked first: that no one but its owner could have
+    written it (``vkml.compiler.trust``: a module is code vkml runs) and that it is whole."""
+    trust.check(file, "module", f"vkml will not load the exported module {file}")
+    owner = trust.foreign_owner(file)
+    if owner is not None:
+        warnings.warn(
+            f"{file} belongs to {owner}, not to you: loading it runs code that user wrote. "
+            f"Copy it somewhere of your own once you trust it",
+            UntrustedPathWarning,
+            stacklevel=3,
+        )
     data = _read(file)  # raises ArtifactError, a ValueError, itself
     try:
         return read_module(sess, data)

@@ -13,9 +13,12 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomically(path: Path, content: bytes | Callable[[Path], None]) -> Path:
+def write_atomically(
+    path: Path, content: bytes | Callable[[Path], None], mode: int = 0o666
+) -> Path:
     """Write ``content`` (bytes, or a function that writes the file at the path it is given)
-    to ``path``, readable as a file created with the process's umask; returns ``path``.
+    to ``path`` with permissions ``mode`` less the process's umask, as ``open`` would create
+    it; returns ``path``.
 
     Raises:
         OSError: the directory cannot be written; no temporary file is left behind.
@@ -29,7 +32,7 @@ def write_atomically(path: Path, content: bytes | Callable[[Path], None]) -> Pat
                 f.write(content)
         if not isinstance(content, bytes):
             content(tmp)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600
+        os.chmod(tmp, mode & ~_UMASK)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -204,6 +205,36 @@ def test_damaged_and_foreign_files_are_refused(exported: Any, tmp_path: Path) ->
     write_archive(small, {**artifact.parameters, "0.weight": np.zeros(3, np.float32)})
     with pytest.raises(vkml.ArtifactError, match=r"entry '0.weight' holds 12 bytes"):
         vkml.aot.load(path, device=device, parameters=small)
+
+
+def _copy_of(path: Path, folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    for part in (path, path.with_suffix(".irpa")):
+        (folder / part.name).write_bytes(part.read_bytes())
+    return folder / path.name
+
+
+def test_a_module_others_could_have_written_is_refused(exported: Any, tmp_path: Path) -> None:
+    device, _, path, _ = exported
+    writable = _copy_of(path, tmp_path / "mine")
+    os.chmod(writable, 0o664)
+    with pytest.raises(vkml.UntrustedPathError, match=r"chmod go-w .*mlp.vmfb") as info:
+        vkml.aot.load(writable, device=device)
+    assert info.value.path == writable and "will not load the exported module" in str(info.value)
+    os.chmod(writable, 0o644)
+    os.chmod(writable.parent, 0o777)  # anyone could have swapped the file in the folder
+    with pytest.raises(vkml.UntrustedPathError, match="can be written by others"):
+        vkml.aot.load(writable, device=device)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_a_module_of_another_user_loads_with_a_warning(exported: Any, tmp_path: Path) -> None:
+    device, _, path, want = exported
+    theirs = _copy_of(path, tmp_path / "theirs")
+    os.chown(theirs, 54321, 54321)
+    with pytest.warns(vkml.UntrustedPathWarning, match="belongs to uid 54321"):
+        loaded = vkml.aot.load(theirs, device=device)
+    np.testing.assert_array_equal(loaded(X)["logits"], want["logits"])
 
 
 def test_a_module_that_is_not_vkml_s_is_refused(tmp_path: Path) -> None:

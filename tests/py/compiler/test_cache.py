@@ -1,4 +1,5 @@
-"""The compile cache (vkml/compiler/cache.py): memory LRU, disk store, keys, damaged entries."""
+"""The compile cache (vkml/compiler/cache.py, keys.py, store.py): memory LRU, disk store, keys,
+damaged entries."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import numpy as np
 import pytest
 
 import vkml
+import vkml.compiler.atomic as atomic_module
 import vkml.compiler.cache as cache_module
+import vkml.compiler.keys as keys_module
 from vkml.compiler.cache import CompileCache, cache_key, default_cache
 from vkml.compiler.compile import compile_module
 from vkml.compiler.lower import lower_to_mlir
@@ -117,16 +120,16 @@ def test_key_changes_with_text_and_target() -> None:
 
 def test_key_changes_with_iree_version(monkeypatch: pytest.MonkeyPatch) -> None:
     base = cache_key(ADD, CPU_TARGET)
-    monkeypatch.setattr(cache_module, "iree_version", lambda: "0.0.0-test")
+    monkeypatch.setattr(keys_module, "iree_version", lambda: "0.0.0-test")
     assert cache_key(ADD, CPU_TARGET) != base
 
 
 def test_key_names_the_runtime_release_read_without_importing_iree() -> None:
-    assert cache_module.iree_version() == metadata.version("iree-base-runtime")
+    assert keys_module.iree_version() == metadata.version("iree-base-runtime")
     h = hashlib.sha256()
     parts = (ADD, CPU_TARGET.name, CPU_TARGET.backend, *CPU_TARGET.flags, "loop-cap=None",
-             metadata.version("iree-base-runtime"), cache_module.vkml_version(),
-             cache_module.pipeline_fingerprint(), cache_module.host_cpu())  # fmt: skip
+             metadata.version("iree-base-runtime"), keys_module.vkml_version(),
+             keys_module.pipeline_fingerprint(), keys_module.host_cpu())  # fmt: skip
     for part in parts:
         h.update(part.encode() + b"\0")
     assert cache_key(ADD, CPU_TARGET) == h.hexdigest()
@@ -139,17 +142,17 @@ def test_vkml_version_comes_from_the_checkout_without_package_metadata(
     def no_metadata(name: str) -> str:
         raise metadata.PackageNotFoundError(name)
 
-    pyproject = Path(cache_module.__file__).resolve().parents[2] / "pyproject.toml"
+    pyproject = Path(keys_module.__file__).resolve().parents[2] / "pyproject.toml"
     declared = tomllib.loads(pyproject.read_text())["project"]["version"]
-    monkeypatch.setattr(cache_module.metadata, "version", no_metadata)
-    assert cache_module.vkml_version.__wrapped__() == declared
+    monkeypatch.setattr(keys_module.metadata, "version", no_metadata)
+    assert keys_module.vkml_version.__wrapped__() == declared
 
 
 def test_compile_refuses_a_compiler_of_another_release_than_the_runtime(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(cache_module, "iree_version", lambda: "3.13.0")
-    monkeypatch.setattr(cache_module, "_distribution_version", lambda name: "3.14.1")
+    monkeypatch.setattr(cache_module, "distribution_version", lambda name: "3.14.1")
     with pytest.raises(vkml.CompileError) as info:
         cache_module.compile_module(ADD, CPU_TARGET)
     message = str(info.value)
@@ -159,7 +162,7 @@ def test_compile_refuses_a_compiler_of_another_release_than_the_runtime(
 
 def test_key_changes_with_vkml_version(monkeypatch: pytest.MonkeyPatch) -> None:
     base = cache_key(ADD, CPU_TARGET)
-    monkeypatch.setattr(cache_module, "vkml_version", lambda: "999.0.0")
+    monkeypatch.setattr(keys_module, "vkml_version", lambda: "999.0.0")
     assert cache_key(ADD, CPU_TARGET) != base
 
 
@@ -167,8 +170,9 @@ def test_new_iree_version_misses_old_disk_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET)
+    monkeypatch.setattr(keys_module, "iree_version", lambda: "0.0.0-test")
     monkeypatch.setattr(cache_module, "iree_version", lambda: "0.0.0-test")
-    monkeypatch.setattr(cache_module, "_distribution_version", lambda name: "0.0.0-test")
+    monkeypatch.setattr(cache_module, "distribution_version", lambda name: "0.0.0-test")
     counters = Counters()
     CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET)
     assert (counters["compiles"], counters["cache_hits_disk"]) == (1, 0)
@@ -258,10 +262,12 @@ def test_failed_write_leaves_neither_entry_nor_temporary_file(
     def refuse(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cache_module.os, "replace", refuse)
-    assert CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET) == add_vmfb
+    monkeypatch.setattr(atomic_module.os, "replace", refuse)
+    with pytest.warns(vkml.CacheWarning, match="No space left on device"):
+        assert CompileCache(tmp_path).get_or_compile(ADD, CPU_TARGET) == add_vmfb
     assert CompileCache(tmp_path).entries() == []
-    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
+    left = [p.name for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".lock"]
+    assert left == []
 
 
 def test_unwritable_directory_does_not_raise_and_recompiles(
@@ -270,8 +276,10 @@ def test_unwritable_directory_does_not_raise_and_recompiles(
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the cache directory should be")
     counters = Counters()
-    assert CompileCache(blocker).get_or_compile(ADD, CPU_TARGET) == add_vmfb
-    assert CompileCache(blocker).get_or_compile(ADD, CPU_TARGET) == add_vmfb
+    with pytest.warns(vkml.CacheWarning, match="cannot write its compile cache"):
+        first = CompileCache(blocker).get_or_compile(ADD, CPU_TARGET)
+    assert first == add_vmfb
+    assert CompileCache(blocker).get_or_compile(ADD, CPU_TARGET) == add_vmfb  # warned once
     assert (counters["compiles"], counters["cache_hits_disk"]) == (2, 0)
     assert blocker.read_text() == "a file where the cache directory should be"
 
@@ -280,13 +288,13 @@ def test_info_reports_directory_entries_bytes_and_memory(tmp_path: Path) -> None
     cache = CompileCache(tmp_path, capacity=7)
     assert cache.info() == {
         "directory": str(tmp_path), "entries": 0, "bytes": 0,
-        "memory_entries": 0, "memory_capacity": 7,
+        "memory_entries": 0, "memory_capacity": 7, "shared": [],
     }  # fmt: skip
     cache.get_or_compile(ADD, CPU_TARGET)
     path = cache.path_of(cache_key(ADD, CPU_TARGET))
     assert cache.info() == {
         "directory": str(tmp_path), "entries": 1, "bytes": path.stat().st_size,
-        "memory_entries": 1, "memory_capacity": 7,
+        "memory_entries": 1, "memory_capacity": 7, "shared": [],
     }  # fmt: skip
 
 
