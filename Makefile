@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation vulkan-drivers clean
+.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation stress vulkan-drivers clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,11 @@ test-py: setup vulkan-drivers
 
 test-lit: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
+
+# the long reliability campaigns of issue 14 (fuzzing, long runs, concurrency, SIGKILLs):
+# about two hours here; writes benchmarks/results/stress.md. STRESS_ARGS=--quick checks them.
+stress: setup vulkan-drivers
+	$(PY) scripts/stress/run.py $(STRESS_ARGS)
 
 test-exhaustive: setup
 	$(PY) -m pytest tests/py -m exhaustive -s

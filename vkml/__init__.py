@@ -33,6 +33,7 @@ from vkml.errors import (
     AxisError,
     CacheWarning,
     CompileError,
+    ConfigError,
     DataError,
     DeviceError,
     DeviceFaultError,
@@ -130,6 +131,9 @@ __version__ = "0.1.0"
 def emit_mlir(*tensors: Tensor, passes: bool = False) -> str:
     """The MLIR module vkml would compile to realize ``tensors`` (after vkml's own passes
     when ``passes`` is true). Nothing is compiled or run."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise DTypeError(f"vkml.emit_mlir takes tensors, got {type(t).__name__}")
     return _emitted_mlir([t.node for t in tensors], passes=passes)
 
 
@@ -149,6 +153,7 @@ __all__ = [
     "AxisError",
     "CacheWarning",
     "CompileError",
+    "ConfigError",
     "DType",
     "DTypeError",
     "DataError",

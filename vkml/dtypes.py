@@ -96,13 +96,17 @@ def to_dtype(value: object) -> DType:
             return found
     else:
         try:
-            found = _BY_NUMPY.get(np.dtype(value))  # type: ignore[call-overload]
+            # byte order is how data is stored, not what it holds: '>f4' is float32
+            found = _BY_NUMPY.get(np.dtype(value).newbyteorder("="))  # type: ignore[call-overload]
         except TypeError:
             found = None
         if found is not None:
             return found
     known = ", ".join(d.name for d in ALL)
-    raise DTypeError(f"unsupported dtype {value!r}; vkml knows {known}")
+    raise DTypeError(
+        f"unsupported dtype {value!r}; vkml knows {known}: convert the data first, "
+        f"e.g. np.asarray(data, np.int32) or np.asarray(data, np.float32)"
+    )
 
 
 def integer_range(dtype: DType) -> tuple[int, int]:
@@ -118,8 +122,13 @@ def from_numpy(dtype: np.dtype) -> DType:
     return to_dtype(dtype)
 
 
-def promote_types(a: DType, b: DType) -> DType:
-    """The dtype of a binary operation on two tensors of dtypes ``a`` and ``b``."""
+def promote_types(a: DType | str, b: DType | str) -> DType:
+    """The dtype of a binary operation on two tensors of dtypes ``a`` and ``b`` (vkml dtypes
+    or anything ``to_dtype`` takes)."""
+    if not isinstance(a, DType):
+        a = to_dtype(a)
+    if not isinstance(b, DType):
+        b = to_dtype(b)
     if a is b:
         return a
     if a.kind == "bool":

@@ -12,6 +12,7 @@ __all__ = [
     "AxisError",
     "CacheWarning",
     "CompileError",
+    "ConfigError",
     "DTypeError",
     "DataError",
     "DeviceError",
@@ -51,6 +52,11 @@ class DTypeError(VkmlError, TypeError):
 
 class DataError(VkmlError, TypeError):
     """Data that cannot become a tensor (strings, ragged lists, objects)."""
+
+
+class ConfigError(VkmlError, ValueError):
+    """An environment variable vkml reads (``VKML_EAGER``, ``VKML_COVERAGE``) holds a value
+    vkml cannot use; the message names the variable, its value and the values it takes."""
 
 
 class DeviceError(VkmlError, ValueError):

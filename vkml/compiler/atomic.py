@@ -8,6 +8,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+# What names a temporary: ``.<name>.tmp-<random>`` beside ``<name>``.
+TEMPORARY_MARK = ".tmp-"
+
 # The process's umask, read once (os.umask can only be read by setting it).
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -24,7 +27,7 @@ def write_atomically(
         OSError: the directory cannot be written; no temporary file is left behind.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMPORARY_MARK}")
     tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -4,17 +4,23 @@ check for drivers that cap shader loops (ADR 0012)."""
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from vkml.compiler import loop_budget
 from vkml.compiler.target import Target
-from vkml.dialect.ir import CompilerToolError, compile_str
-from vkml.errors import CompileError
+from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
+from vkml.errors import CompileError, ConfigError
 from vkml.passes import split_contractions
 from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import pipeline_for
+
+TIMEOUT_ENV = "VKML_COMPILE_TIMEOUT"
+DEFAULT_TIMEOUT_S = 600.0
 
 
 def compile_module(text: str, target: Target) -> bytes:
@@ -48,14 +54,57 @@ def compile_module(text: str, target: Target) -> bytes:
         chunk = smaller
 
 
-def _iree(text: str, target: Target, extra_flags: list[str]) -> bytes:
+def compile_timeout() -> float | None:
+    """``$VKML_COMPILE_TIMEOUT`` in seconds (default 600; ``0``: no limit).
+
+    Raises:
+        ConfigError: the value is not a number of seconds.
+    """
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
     try:
-        return bytes(
-            compile_str(text, target_backends=[target.backend], input_type="stablehlo",
-                        extra_args=[*target.flags, *extra_flags])
-        )  # fmt: skip
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ConfigError(
+            f"{TIMEOUT_ENV}={raw!r} is not a number of seconds; set it to the seconds one "
+            f"compile may take (default {DEFAULT_TIMEOUT_S:g}), or 0 for no limit"
+        )
+    return seconds or None
+
+
+def _iree(text: str, target: Target, extra_flags: list[str]) -> bytes:
+    timeout = compile_timeout()
+    size = f"a module of about {text.count(' = '):,} operations"
+    split = (
+        "Split the graph: realize a tensor half-way (vkml.realize(t)) so that each compile is "
+        "smaller"
+    )
+    try:
+        return compile_stablehlo(text, target.backend, [*target.flags, *extra_flags], timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(
+            f"IREE's compiler ran for more than {timeout:g} s on {size} for {target.name} and "
+            f"was stopped ({TIMEOUT_ENV}). {split}, or give it more time: "
+            f"{TIMEOUT_ENV}=<seconds> (0: no limit)"
+        ) from exc
+    except CompilerCrash as exc:
+        raise CompileError(
+            f"IREE's compiler crashed ({_signal_name(exc.signal)}) on {size} for "
+            f"{target.name}. {split}, and report the module to vkml (vkml.emit_mlir(t) "
+            f"prints it)"
+        ) from exc
     except CompilerToolError as exc:
-        raise CompileError(f"IREE could not compile for {target.name}: {exc}") from exc
+        raise CompileError(f"IREE could not compile {size} for {target.name}: {exc}") from exc
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _smaller_chunk(chunk: int, over: Sequence[loop_budget.Budget], cap: int) -> int | None:

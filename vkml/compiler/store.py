@@ -18,19 +18,22 @@ import fcntl
 import hashlib
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from vkml.compiler import trust
-from vkml.compiler.atomic import write_atomically
+from vkml.compiler.atomic import TEMPORARY_MARK, write_atomically
 from vkml.errors import CacheWarning, UntrustedPathError
 
 MAGIC = b"VKMLVMFB2\n"
 SUFFIX = ".vmfb"
 _LOCK_SUFFIX = ".lock"
 _HEADER = len(MAGIC) + 65
+# A temporary older than this is a dead writer's; the next write to its shard deletes it.
+STALE_TEMPORARY_S = 3600.0
 
 # Directories already warned about this process: one warning each, however many writes fail.
 _warned: set[Path] = set()
@@ -84,6 +87,7 @@ class DiskStore:
         content = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         try:
             self._make_dirs(key)
+            _sweep(self.path_of(key).parent, time.time() - STALE_TEMPORARY_S)
             write_atomically(self.path_of(key), content, mode=0o644)
         except OSError as exc:
             self.warn_unwritable(exc)
@@ -127,11 +131,24 @@ class DiskStore:
         return sorted(self.directory.glob(f"*/*{SUFFIX}"))
 
     def clear(self) -> int:
-        """Delete every entry and lock file; return how many entries went."""
+        """Delete every entry, lock file and temporary; return how many entries went."""
         files = self.entries()
         for f in [*files, *self.directory.glob(f"*/*{_LOCK_SUFFIX}")]:
             f.unlink(missing_ok=True)
+        for shard in self.directory.glob("*/"):
+            _sweep(shard, time.time())
         return len(files)
+
+
+def _sweep(shard: Path, before: float) -> None:
+    """Delete the temporaries in ``shard`` last written before ``before``: what a process
+    killed mid-write left (a live writer's temporary is seconds old)."""
+    for tmp in shard.glob(f".*{SUFFIX}{TEMPORARY_MARK}*"):
+        try:
+            if tmp.stat().st_mtime < before:
+                tmp.unlink()
+        except OSError:
+            pass  # gone already, or another writer's
 
 
 def _refusal(rule: str) -> str:

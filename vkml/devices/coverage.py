@@ -11,14 +11,21 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from vkml.errors import ConfigError
 from vkml.graph.node import Node
 from vkml.ops.registry import OPS
 
 
 def record_coverage(path: str, schedule: Sequence[Node], device: str) -> None:
     lines = [f"{n.op}\t{n.dtype.name}\t{device}\n" for n in schedule if not n._computed]
-    with open(path, "a", encoding="utf-8") as f:
-        f.writelines(lines)
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.writelines(lines)
+    except OSError as exc:  # nothing is computed yet: the realize can be retried
+        raise ConfigError(
+            f"VKML_COVERAGE={path!r}: cannot append coverage to it ({exc.strerror or exc}); "
+            f"point it at a file in a writable directory, or unset it"
+        ) from exc
 
 
 def coverage_report(path: str | Path) -> dict[str, dict[str, int]]:

@@ -24,6 +24,7 @@ from contextvars import ContextVar
 
 from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
+from vkml.devices.memory import check_fits_memory
 from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
 from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes, toposort
@@ -123,6 +124,8 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     if refused is not None:
         raise TraceError(f"{refused} (observed at {_user_line()})")
     schedule, device = plan(roots)
+    if device.kind == "reference":  # NumPy allocates there; IREE checks its own devices
+        check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
     _step("bind")
     call, leaves = device.prepare(schedule, roots)
     _step("invoke")

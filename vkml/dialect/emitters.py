@@ -207,6 +207,12 @@ def emit_while(
     """``stablehlo.while`` over the carried values ``xs``: the condition region gives a 0-d
     bool, the body region the next values. One value per carried value (a tuple)."""
     keep_going, body = attrs["regions"]
+    # The initial values pass through a barrier: without one, IREE 3.13's stream partitioner
+    # can put the dispatch making an initial value in one partition with a dispatch that
+    # reads the loop's result, and fails with "circular dependency: input operation uses
+    # partition output" (the loop runs on the host between them; found by fuzzing,
+    # tests/py/fuzz/test_fuzz_regressions.py).
+    xs = b.barrier(xs)
     types = [v.type for v in xs]
     with b.block(types) as test:
         (flag,) = keep_going(test.args)

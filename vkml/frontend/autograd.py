@@ -136,6 +136,8 @@ def detached(t: T) -> T:
 def _argnums(argnums: int | Sequence[int], count: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"argnums {argnums!r} must be an int or a tuple of ints")
         if not -count <= i < count:
             raise IndexError(f"argnums {i} is out of range for a call with {count} arguments")
     return tuple(i % count for i in nums)
@@ -153,6 +155,9 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> 
         A function of the same arguments returning the value and the gradient (a tensor
         for an int ``argnums``, a tuple for a tuple), all lazy: realize them together.
     """
+
+    if not callable(fn):
+        raise TypeError(f"grad: fn must be a function of tensors, got {type(fn).__name__}")
 
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         nums = _argnums(argnums, len(args))

@@ -78,6 +78,10 @@ def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
     """
     if not init:
         raise TypeError("'while_loop': needs at least one carried value")
+    if not callable(keep_going):
+        raise TypeError(
+            f"'while_loop': keep_going must be callable, got {type(keep_going).__name__}"
+        )
     nodes = [ops.tensor_node("while_loop", x) for x in init]
     device = ops.check_same_device("while_loop", nodes)
 

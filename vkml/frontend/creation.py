@@ -10,7 +10,7 @@ import numpy as np
 
 from vkml.devices.realize import realize_nodes
 from vkml.dtypes import bool_, default_float, default_int, dtype_of_scalar, float32, to_dtype
-from vkml.errors import DTypeError
+from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.host import (
     check_fits,
     data_node,
@@ -87,6 +87,11 @@ def arange(
             raise DTypeError(f"'arange': {name}={v!r} is not a number")
     if step == 0:
         raise ValueError("'arange': step must not be zero")
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise ShapeError(
+            f"'arange': start={start!r}, stop={stop!r}, step={step!r} do not give a finite "
+            f"length; pass finite numbers"
+        )
     n = max(0, math.ceil((stop - start) / step))
     if dtype is not None:
         target = to_dtype(dtype)
@@ -96,6 +101,9 @@ def arange(
         target = default_float
     if target is bool_:
         raise DTypeError("'arange' cannot make bool tensors")
+    if n:
+        check_fits("arange", start, target)
+        check_fits("arange", start + (n - 1) * step, target)  # the last element
     attrs = (("start", python_scalar(start)), ("step", python_scalar(step)), ("stop", None))
     return wrap(Node("arange", target, (n,), (), attrs, resolve_device(device)))
 
@@ -106,6 +114,9 @@ def linspace(
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (the last is exact)."""
     if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 0:
         raise ValueError(f"'linspace': num={num!r} must be a non-negative integer")
+    for name, v in (("start", start), ("stop", stop)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise DTypeError(f"'linspace': {name}={v!r:.40} is not a number")
     target = to_dtype(dtype)
     if not target.is_float:
         raise DTypeError(f"'linspace' makes floating-point tensors, not {target}")
@@ -120,6 +131,8 @@ def realize(*tensors: Tensor | Sequence[Tensor]) -> None:
     for t in tensors:
         if isinstance(t, Tensor):
             flat.append(t)
+        elif isinstance(t, (str, bytes)) or not hasattr(t, "__iter__"):
+            raise DTypeError(f"vkml.realize takes tensors, got {type(t).__name__}")
         else:
             flat.extend(t)
     for t in flat:

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from vkml.errors import ConfigError, DTypeError
+
 _LOCK = threading.Lock()
 _EAGER: bool | None = None
 _SUSPENDED: ContextVar[bool] = ContextVar("vkml_eager_suspended", default=False)
@@ -21,6 +23,8 @@ _SUSPENDED: ContextVar[bool] = ContextVar("vkml_eager_suspended", default=False)
 def set_eager(enabled: bool) -> None:
     """Realize after every operation (True) or only when a value is observed (False)."""
     global _EAGER
+    if not isinstance(enabled, (bool, int)) and type(enabled).__name__ != "bool":
+        raise DTypeError(f"set_eager takes True or False, got {type(enabled).__name__} {enabled!r}")
     with _LOCK:
         _EAGER = bool(enabled)
 
@@ -32,14 +36,25 @@ def is_eager() -> bool:
     if flag is None:
         with _LOCK:
             if _EAGER is None:
-                _EAGER = os.environ.get("VKML_EAGER", "").strip().lower() in (
-                    "1",
-                    "true",
-                    "yes",
-                    "on",
-                )
+                _EAGER = _from_environment()
             flag = _EAGER
     return flag and not _SUSPENDED.get()
+
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("", "0", "false", "no", "off")
+
+
+def _from_environment() -> bool:
+    raw = os.environ.get("VKML_EAGER", "")
+    value = raw.strip().lower()
+    if value not in _ON + _OFF:  # a typo must not silently mean "off"
+        raise ConfigError(
+            f"VKML_EAGER={raw!r} is neither on ({', '.join(_ON)}) nor off "
+            f"({', '.join(repr(v) for v in _OFF)}); set one of those, unset it, or call "
+            f"vkml.set_eager(True/False)"
+        )
+    return value in _ON
 
 
 @contextmanager

@@ -4,10 +4,12 @@ tensors of them."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
+from vkml.devices.memory import check_fits_memory
 from vkml.devices.realize import realize_nodes
 from vkml.devices.registry import Device, cpu, device as get_device
 from vkml.dtypes import (
@@ -20,7 +22,7 @@ from vkml.dtypes import (
     to_dtype,
 )
 from vkml.errors import DataError, DTypeError, ShapeError, UnsupportedOperatorError
-from vkml.graph.node import Node
+from vkml.graph.node import Node, check_shape
 
 Scalar = bool | int | float
 _NUMPY_DTYPES = {d.numpy: d for d in ALL}
@@ -46,7 +48,13 @@ def python_scalar(value: Any) -> Scalar:
 
 
 def check_fits(op: str, value: Any, dtype: DType) -> None:
-    """An integer scalar must be representable in the integer dtype it is used as."""
+    """A scalar must be representable in the integer dtype it is used as: an integer in
+    range, a float that is finite (NaN and infinity have no integer value)."""
+    if dtype.is_integer and isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        raise DTypeError(
+            f"'{op}': {float(value)} has no {dtype} value; use a floating-point dtype, "
+            f"e.g. dtype=vkml.float32"
+        )
     if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         lo, hi = integer_range(dtype)
         if not lo <= int(value) <= hi:
@@ -58,14 +66,21 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
 
 def shape_arg(op: str, shape: Any) -> tuple[int, ...]:
     """A shape given as an int or a sequence of ints; ShapeError naming ``op`` otherwise."""
-    if isinstance(shape, int) or hasattr(shape, "__index__"):
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:
+        shape = shape.tolist()
+    elif isinstance(shape, int) or hasattr(shape, "__index__"):
         shape = (shape,)
     try:
-        out = tuple(int(s) for s in shape)
+        # operator.index, not int(): a shape of (2.5, 3) or "23" is a mistake, not (2, 3)
+        out = tuple(operator.index(s) for s in shape)
     except TypeError as exc:
-        raise ShapeError(f"'{op}': shape {shape!r} is not a sequence of integers") from exc
+        raise ShapeError(
+            f"'{op}': shape {shape!r:.60} is not an integer or a sequence of integers; "
+            f"write it as e.g. (2, 3)"
+        ) from exc
     if any(s < 0 for s in out):
-        raise ShapeError(f"'{op}': negative dimension in shape {out}")
+        raise ShapeError(f"'{op}': negative dimension in shape {out}; dimensions are >= 0")
+    check_shape(op, out)
     return out
 
 
@@ -99,6 +114,8 @@ def data_node(data: Any, dtype: Any, device: Any) -> Node:
         if target is not None:
             dev = cpu if device is None else get_device(device)
             if dev.supports("astype", target):
+                if dev.kind != "vulkan":  # a host copy comes first (Vulkan allocates first)
+                    check_fits_memory("uploading data", [(data.shape, target)], dev.name)
                 return Node("data", target, data.shape, (), (), dev, dev.upload(data, target))
     dev = resolve_device(device)
     array = host_array(data)
@@ -114,6 +131,7 @@ def data_node(data: Any, dtype: Any, device: Any) -> Node:
         target = from_numpy(array.dtype)
     if not dev.supports("astype", target):
         raise UnsupportedOperatorError("tensor", target.name, dev.name)
+    check_fits_memory("uploading data", [(array.shape, target)], dev.name)  # astype copies
     with np.errstate(all="ignore"):
         host = array.astype(target.numpy) if target.kind != "bool" else array != 0
     shape = tuple(int(s) for s in host.shape)

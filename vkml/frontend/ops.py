@@ -237,7 +237,7 @@ def normalize_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...
     ndim = len(shape)
     if axis is None:
         return tuple(range(ndim))
-    raw = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
+    raw = tuple(axis) if isinstance(axis, (tuple, list, range)) else (axis,)
     out = []
     for a in raw:
         if isinstance(a, bool) or not hasattr(a, "__index__"):
@@ -329,7 +329,8 @@ def _arg(op: str, x: Operand, axis: int | None, keepdims: bool) -> Node:
             raise ShapeError(f"'{op}' of an empty tensor (shape {node.shape}) has no answer")
         shape = (1,) * len(node.shape) if keepdims else ()
         return Node(op, int64, shape, (node,), (("axis", None),), node.device)
-    (ax,) = normalize_axes(op, axis, node.shape) or (0,)
+    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
+    (ax,) = normalize_axes(op, one, node.shape) or (0,)
     _nonempty(op, node, (ax,))
     shape = _reduced_shape(node.shape, (ax,), keepdims)
     return Node(op, int64, shape, (node,), (("axis", ax),), node.device)
@@ -338,6 +339,7 @@ def _arg(op: str, x: Operand, axis: int | None, keepdims: bool) -> Node:
 def softmax(x: Operand, axis: int = -1) -> Node:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``; 16-bit floats compute in float32."""
     xs, original = _upcast("softmax", x)
+    normalize_axes("softmax", axis, xs.shape)  # so that an error names softmax, not amax
     shifted = binary("sub", xs, amax(xs, axis, keepdims=True))
     e = unary("exp", shifted)
     return astype(binary("div", e, sum(e, axis, keepdims=True)), original)
@@ -346,6 +348,7 @@ def softmax(x: Operand, axis: int = -1) -> Node:
 def log_softmax(x: Operand, axis: int = -1) -> Node:
     """``x - max - log(sum(exp(x - max)))`` along ``axis``; never NaN for finite input."""
     xs, original = _upcast("log_softmax", x)
+    normalize_axes("log_softmax", axis, xs.shape)
     shifted = binary("sub", xs, amax(xs, axis, keepdims=True))
     total = sum(unary("exp", shifted), axis, keepdims=True)
     return astype(binary("sub", shifted, unary("log", total)), original)

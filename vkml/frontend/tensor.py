@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.realize import realize_nodes
-from vkml.errors import ShapeError
+from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, ops, views
 from vkml.frontend.base import TensorBase
 from vkml.frontend.eager import is_eager
@@ -93,6 +93,8 @@ class Tensor(TensorBase, UnaryMethods):
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if value is not None and not isinstance(value, Tensor):
+            raise DTypeError(f".grad must be a vkml.Tensor or None, got {type(value).__name__}")
         if value is not None and (value.shape != self.shape or value.dtype is not self.dtype):
             raise ShapeError(
                 f".grad must match the tensor: {self.dtype}{self.shape}, got "

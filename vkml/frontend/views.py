@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vkml.dtypes import promote_types
-from vkml.errors import AxisError, IndexingError, ShapeError
+from vkml.errors import AxisError, DTypeError, IndexingError, ShapeError
 from vkml.frontend import ops
 from vkml.frontend.base import TensorBase
 from vkml.frontend.ops import Operand
@@ -63,9 +63,11 @@ def permute(x: Operand, *dims: Any) -> Node:
     node = ops.tensor_node("permute", x)
     perm = _shape_arg("permute", dims)
     ndim = len(node.shape)
-    if len(perm) != ndim or sorted(p % ndim if ndim else p for p in perm) != list(range(ndim)):
+    in_range = all(-ndim <= p < ndim for p in perm)
+    if len(perm) != ndim or not in_range or sorted(p % ndim for p in perm) != list(range(ndim)):
         raise AxisError(
-            f"'permute': {perm} is not a permutation of the {ndim} axes of shape {node.shape}"
+            f"'permute': {perm} is not a permutation of the {ndim} axes of shape {node.shape}; "
+            f"name each axis once, each in [{-ndim}, {ndim})"
         )
     perm = tuple(p % ndim for p in perm)
     if perm == tuple(range(ndim)):
@@ -141,13 +143,22 @@ def unsqueeze(x: Operand, axis: int) -> Node:
     """Insert an axis of length 1 at position ``axis`` (of the result)."""
     node = ops.tensor_node("unsqueeze", x)
     ndim = len(node.shape) + 1
-    if isinstance(axis, bool) or not hasattr(axis, "__index__") or not -ndim <= int(axis) < ndim:
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise AxisError(f"'unsqueeze': axis {axis!r:.40} is not an integer")
+    if not -ndim <= int(axis) < ndim:
         raise AxisError(
             f"'unsqueeze': axis {axis!r} is out of range for a result of rank {ndim}; use an "
             f"axis in [{-ndim}, {ndim})"
         )
     a = int(axis) % ndim
     return reshape(x, (*node.shape[:a], 1, *node.shape[a:]))
+
+
+def _slice_indices(it: slice, n: int, dim: int) -> tuple[int, int, int]:
+    try:
+        return it.indices(n)
+    except (TypeError, ValueError) as exc:  # a zero step, a bound that is not an integer
+        raise IndexingError(f"invalid slice {it!r} for axis {dim}: {exc}") from exc
 
 
 def getitem(x: Operand, index: Any) -> Node:
@@ -191,7 +202,7 @@ def getitem(x: Operand, index: Any) -> Node:
             continue
         n = node.shape[dim]
         if isinstance(it, slice):
-            lo, hi, st = it.indices(n)
+            lo, hi, st = _slice_indices(it, n, dim)
             count = len(range(lo, hi, st))
             if st < 0:
                 reverse.append(dim)
@@ -227,6 +238,8 @@ def getitem(x: Operand, index: Any) -> Node:
 
 def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join tensors along an existing axis; dtypes promote, other axes must match."""
+    if not hasattr(tensors, "__iter__"):
+        raise DTypeError(f"'concatenate' takes a sequence of tensors, got {type(tensors).__name__}")
     nodes = [ops.tensor_node("concatenate", t) for t in tensors]
     if not nodes:
         raise ShapeError("'concatenate' needs at least one tensor")

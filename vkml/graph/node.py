@@ -17,12 +17,19 @@ with no storage of its own. Lowering gives it an argument; realizing it is refus
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from vkml.dtypes import DType
+from vkml.errors import ShapeError
 
 VIEW_OPS = frozenset({"reshape", "permute", "broadcast_to", "slice"})
+
+# What a shape can be at all: NumPy reads back at most 64 axes, and MLIR's index (IREE's
+# buffer sizes) is a signed 64-bit integer. Whether it fits in memory is asked at realize.
+MAX_RANK = 64
+MAX_ELEMENTS = 2**63 - 1
 
 Attrs = tuple[tuple[str, Any], ...]
 
@@ -72,6 +79,8 @@ class Node:
         storage: Any = None,
         regions: tuple[Region, ...] = (),
     ) -> None:
+        if len(shape) > MAX_RANK or math.prod(shape) > MAX_ELEMENTS:
+            check_shape(op, shape)
         _set_op(self, op)
         _set_dtype(self, dtype)
         _set_shape(self, shape)
@@ -122,6 +131,21 @@ class Node:
     def __repr__(self) -> str:
         state = "computed" if self._computed else "pending"
         return f"Node({self.op}, {self.dtype.name}, {self.shape}, {self.device}, {state})"
+
+
+def check_shape(op: str, shape: tuple[int, ...]) -> None:
+    """ShapeError naming ``op`` when no tensor can have ``shape`` (see MAX_RANK and
+    MAX_ELEMENTS)."""
+    if len(shape) > MAX_RANK:
+        raise ShapeError(
+            f"'{op}': a shape of {len(shape)} axes is more than the {MAX_RANK} a tensor can "
+            f"have; merge axes with reshape"
+        )
+    if math.prod(shape) > MAX_ELEMENTS:
+        raise ShapeError(
+            f"'{op}': shape {shape} has {math.prod(shape)} elements, more than the 2**63 - 1 "
+            f"that a tensor can index; use a smaller shape"
+        )
 
 
 # The slots' own setters: __setattr__ refuses every assignment, so the constructor and the two

@@ -1,0 +1,1 @@
+"""Fuzzed graphs for vkml: generator (strategies), builder (programs, steps), checker."""

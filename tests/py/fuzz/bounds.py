@@ -1,0 +1,102 @@
+"""The contract of one value against the reference: bits, or an op's stated bound.
+
+``check_value`` raises ``AssertionError`` naming what differs. The bounds are the ones
+docs/contracts.md states, with the exceptions it states:
+
+- bit-exact ops: ``numerics.assert_bit_exact`` (any NaN matches any NaN);
+- matmul of integers or bool: bit-exact; of floats: the classical dot-product bound for any
+  summation order, ``|got - want| <= 2 K eps sum|a||b| + eps16 |want| + K tiny`` (twice:
+  both the device and the reference round), checked where ``sum|a||b|`` is finite. The
+  docs' 8-eps relative bound holds only for positive operands; fuzzed ones cancel;
+- ``sin``/``cos``: absolute error at most ``ulp * eps`` of the dtype, for ``|x| <= 20`` only
+  (vkml promises nothing for larger arguments);
+- ``exp`` and ``sigmoid`` on Vulkan: ``3 + 2|x|`` ULP where that is more than the table's
+  bound (the Vulkan specification's accuracy for exp, which lavapipe uses);
+- ``gelu``: 64 ULP for ``-10 <= x < -5``, nothing promised below -10;
+- every other op: its ``OpDef.ulp``, with NaN in the same places.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from numerics import assert_bit_exact, assert_within_ulp, ulp_distance
+
+from vkml.ops.registry import OPS
+
+
+def check_value(
+    op: str | None, got: np.ndarray, want: np.ndarray, operands: list[np.ndarray], kind: str,
+    what: str,
+) -> None:  # fmt: skip
+    """``got`` against ``want``: bit-exact when ``op`` is None (an exact value), else at the
+    bound of the one bounded ``op``, whose operands' reference values are ``operands``."""
+    if op is None or got.dtype.kind not in "fV":
+        assert_bit_exact(got, want, what)
+    elif op == "matmul":
+        _check_matmul(got, want, operands, what)
+    elif op in ("sin", "cos"):
+        _check_absolute(op, got, want, operands[0], what)
+    else:
+        _check_ulp(op, got, want, operands[0].astype(np.float64), kind, what)
+
+
+def _eps(dtype: np.dtype) -> float:
+    return float(ml_dtypes.finfo(dtype).eps)
+
+
+def _check_matmul(got: np.ndarray, want: np.ndarray, operands: list[np.ndarray], what: str) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    a, b = (x.astype(np.float64) for x in operands)
+    k = a.shape[-1]
+    with np.errstate(all="ignore"):
+        scale = np.matmul(np.abs(a), np.abs(b)).reshape(want.shape)
+    accum = np.float64 if want.dtype == np.float64 else np.float32
+    tiny = float(np.finfo(accum).tiny)
+    final = _eps(want.dtype) if want.dtype.itemsize == 2 else 0.0
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bound = 2 * k * float(np.finfo(accum).eps) * scale + final * np.abs(w) + k * tiny
+    ok = np.isfinite(scale) & (scale < float(ml_dtypes.finfo(want.dtype).max) / 2)
+    err = np.where(ok, np.abs(g - w), 0.0)
+    bad = np.flatnonzero(err > np.where(ok, bound, 0.0))
+    assert bad.size == 0, (
+        f"{what}: matmul error {err.flat[bad[0]]:.3g} > bound {bound.flat[bad[0]]:.3g} at "
+        f"{bad[0]}: got {got.flat[bad[0]]!r} want {want.flat[bad[0]]!r}"
+    )
+
+
+def _check_absolute(op: str, got: np.ndarray, want: np.ndarray, x: np.ndarray, what: str) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    x64 = np.broadcast_to(x.astype(np.float64), want.shape)
+    promised = ~(np.abs(x64) > 20)  # NaN and inf inputs are promised (NaN out)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g) & promised, np.isnan(w) & promised
+    assert np.array_equal(nan_g, nan_w), f"{what}: NaN positions differ\n{got}\n{want}"
+    err = np.where(promised & ~nan_w, np.abs(g - w), 0.0)
+    bound = OPS[op].ulp * _eps(want.dtype)
+    assert not err.size or err.max() <= bound, f"{what}: absolute error {err.max():.3g} > {bound}"
+
+
+def _check_ulp(
+    op: str, got: np.ndarray, want: np.ndarray, x: np.ndarray, kind: str, what: str
+) -> None:
+    bound = np.full(want.shape, float(OPS[op].ulp))
+    x = np.broadcast_to(x, want.shape) if x.shape != want.shape and x.size else x
+    if x.shape != want.shape:  # a binary op (pow): the table's bound everywhere
+        assert_within_ulp(got, want, OPS[op].ulp, what)
+        return
+    with np.errstate(invalid="ignore"):
+        if kind == "vulkan" and op in ("exp", "sigmoid"):
+            bound = np.maximum(bound, 3 + 2 * np.nan_to_num(np.abs(x), posinf=0.0))
+        if op == "gelu":
+            bound = np.where(x < -5, 64.0, bound)
+            bound = np.where(x < -10, np.inf, bound)
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    nan_g, nan_w = np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))
+    assert np.array_equal(nan_g, nan_w), f"{what}: NaN positions differ\n{got}\n{want}"
+    d = ulp_distance(got, want).astype(np.float64)
+    bad = np.flatnonzero(d > bound)
+    assert bad.size == 0, (
+        f"{what}: {int(d.flat[bad[0]])} ULP apart (bound {bound.flat[bad[0]]:g}) at {bad[0]}: "
+        f"got {got.flat[bad[0]]!r} want {want.flat[bad[0]]!r} for x = {x.flat[bad[0]]!r}"
+    )

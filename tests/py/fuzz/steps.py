@@ -1,0 +1,238 @@
+"""What each step kind of ``fuzz.strategies`` builds: public vkml calls on values made so far.
+
+A step function takes three operands (picked by the step's ``a``, ``b``, ``c``), a reader of
+the step's parameters and the device, and returns the new tensor. It may raise a vkml error
+(an incompatible shape, a dtype the op does not take): the builder records that the step was
+refused, and every device must refuse it the same way.
+
+Inputs the contract leaves unspecified are steered around here, with exact ops, so that the
+rest of the graph stays checkable: float -> integer casts of NaN or out-of-range values,
+integer powers with negative exponents, ``pow`` outside the moderate range its ULP bound is
+stated for.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+
+import vkml
+
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow")
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+EXACT_UNARY = ("neg", "abs", "relu", "floor", "ceil", "trunc", "round", "sign", "clip")
+BOUNDED_UNARY = ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu")
+BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
+REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin")
+SCALARS = (0.5, -2, 3, 1.25, 0, -0.0, float("inf"), float("nan"), 7)
+CAST_TO = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool")
+BITCAST_PARTNER = {
+    "float32": "int32", "int32": "uint32", "uint32": "float32", "float16": "bfloat16",
+    "bfloat16": "float16", "float64": "int64", "int64": "float64",
+}  # fmt: skip
+
+
+class Params:
+    """The step's parameters read in order; 0 once they run out (what shrinking tends to)."""
+
+    def __init__(self, values: tuple[int, ...]) -> None:
+        self._values = iter(values)
+
+    def next(self, n: int) -> int:
+        """The next parameter modulo ``n``."""
+        return next(self._values, 0) % n
+
+    def pick(self, options: tuple) -> object:
+        return options[self.next(len(options))]
+
+
+Operand = vkml.Tensor
+StepFn = Callable[[Operand, Operand, Operand, Params, vkml.Device], vkml.Tensor]
+
+_BINARY_FN = {
+    "add": vkml.add, "sub": vkml.subtract, "mul": vkml.multiply, "div": vkml.divide,
+    "maximum": vkml.maximum, "minimum": vkml.minimum,
+}  # fmt: skip
+_COMPARE_FN = {
+    "eq": vkml.equal, "ne": vkml.not_equal, "lt": vkml.less, "le": vkml.less_equal,
+    "gt": vkml.greater, "ge": vkml.greater_equal,
+}  # fmt: skip
+
+
+def _power(x: Operand, y: Operand) -> vkml.Tensor:
+    if vkml.promote_types(x.dtype, y.dtype).is_float:
+        return vkml.power(vkml.clip(abs(x), 0.25, 4.0), vkml.clip(y, -4.0, 4.0))
+    return vkml.power(vkml.clip(x, 0, 3), vkml.clip(y, 0, 3))
+
+
+def binary(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    op = p.pick(BINARY)
+    return _power(x, y) if op == "pow" else _BINARY_FN[str(op)](x, y)
+
+
+def scalar(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    op, value = str(p.pick(BINARY[:6])), p.pick(SCALARS)
+    if p.next(2):
+        return _BINARY_FN[op](value, x)
+    return _BINARY_FN[op](x, value)
+
+
+def compare(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    return _COMPARE_FN[str(p.pick(COMPARE))](x, y)
+
+
+def where(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    cond = z.astype(vkml.bool_) if p.next(2) else compare(z, x, y, p, dev)
+    return vkml.where(cond, x, y)
+
+
+def unary(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    op = str(p.pick(EXACT_UNARY))
+    if op == "clip":
+        lo, hi = sorted((p.pick(SCALARS[:5]), p.pick(SCALARS[:5])))
+        return vkml.clip(x, lo, hi)
+    return getattr(vkml, "negative" if op == "neg" else op)(x)
+
+
+def bounded(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    return getattr(vkml, str(p.pick(BOUNDED_UNARY)))(x)
+
+
+def cast(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    to = vkml.dtypes.to_dtype(str(p.pick(CAST_TO)))
+    if x.dtype.is_float and to.is_integer:
+        # NaN and out-of-range values have no specified integer (docs/contracts.md "Casts")
+        limit = 60000.0 if to.name != "uint32" else 0.0
+        x = vkml.where(abs(x) < 60000.0, vkml.maximum(x, -limit), 0.0)
+    return x.astype(to)
+
+
+def bitcast(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    if x.dtype.name == "bool":
+        x = x.astype(vkml.int32)
+    return vkml.bitcast(x, BITCAST_PARTNER[x.dtype.name])
+
+
+def _as_integer(x: Operand) -> vkml.Tensor:
+    if x.dtype.is_integer:
+        return x
+    if x.dtype.name in ("float16", "bfloat16", "bool"):
+        x = x.astype(vkml.float32)
+    return vkml.bitcast(x, "int64" if x.dtype.name == "float64" else "int32")
+
+
+def bitwise(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    return getattr(vkml, str(p.pick(BITWISE)))(_as_integer(x), _as_integer(y))
+
+
+def _slice_axis(n: int, p: Params) -> slice | int:
+    """A slice of an axis of length ``n``: any start/stop (negatives too), step -3..3."""
+    if n and p.next(5) == 0:
+        return p.next(2 * n) - n  # an integer index, from the end too
+    step = (1, -1, 2, -2, 3, -3)[p.next(6)]
+    start = p.next(2 * n + 3) - n - 1 if p.next(2) else None
+    stop = p.next(2 * n + 3) - n - 1 if p.next(2) else None
+    return slice(start, stop, step)
+
+
+def _view_move(x: Operand, p: Params) -> vkml.Tensor:
+    move = p.next(7)
+    if move == 0 and x.ndim >= 2:
+        perms = list(itertools.permutations(range(x.ndim)))
+        return x.permute(*perms[p.next(len(perms))])
+    if move == 1:
+        return x.transpose()
+    if move == 2:
+        return x[tuple(_slice_axis(n, p) for n in x.shape)]
+    if move == 3:
+        return x.reshape(-1) if p.next(2) or x.size == 0 else x.reshape(x.size, 1)
+    if move == 4:
+        return x.unsqueeze(p.next(x.ndim + 1))
+    if move == 5:
+        return x.squeeze()
+    return x.broadcast_to(1 + p.next(3), *x.shape)
+
+
+def view(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """A chain of 1 to 4 view moves: permutes, transposes, strided and reversed slices,
+    reshapes, broadcasts; a slice after a transpose is the case the issue asks for."""
+    for _ in range(1 + p.next(4)):
+        x = _view_move(x, p)
+    return x
+
+
+def concat(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    axis = p.next(max(x.ndim, 1))
+    if p.next(2):
+        return vkml.stack([x, y], axis=p.next(x.ndim + 1))
+    other = y if p.next(2) else x[(slice(None),) * axis + (slice(None, None, -1),)]
+    return vkml.concatenate([x, other], axis=axis)
+
+
+def matmul(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    if p.next(2) or x.ndim < 2:
+        return vkml.matmul(x, y)
+    return vkml.matmul(x, x.transpose(-1, -2))
+
+
+def _axes(x: Operand, p: Params, single: bool) -> int | tuple[int, ...] | None:
+    if x.ndim == 0 or p.next(3) == 0:
+        return None
+    if single:
+        return p.next(2 * x.ndim) - x.ndim
+    chosen = [a for a in range(x.ndim) if p.next(2)]
+    return tuple(a - x.ndim if p.next(2) else a for a in chosen) or (p.next(x.ndim),)
+
+
+def reduce(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    op = str(p.pick(REDUCE))
+    axis = _axes(x, p, single=op.startswith("arg"))
+    return getattr(x, op)(axis=axis, keepdims=bool(p.next(2)))
+
+
+def softmax(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    fn = vkml.softmax if p.next(2) else vkml.log_softmax
+    return fn(x, axis=p.next(max(x.ndim, 1)) if x.ndim else -1)
+
+
+def creation(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    choice = p.next(3)
+    if choice == 0:
+        value = p.pick(SCALARS) if x.dtype.is_float else p.next(9) - 4 * x.dtype.is_integer
+        return vkml.full(x.shape, value, dtype=x.dtype, device=dev)
+    n = 1 + p.next(7)
+    if choice == 1 and x.dtype.name != "bool":
+        start, step = p.next(7) - 3, (1, 2, -1, 3)[p.next(4)]
+        if x.dtype.name == "uint32":
+            start, step = abs(start), abs(step)
+        return vkml.arange(start, start + n * step, step, dtype=x.dtype, device=dev)
+    return vkml.linspace(-1.5, float(p.next(5)), n, device=dev)
+
+
+def _arms(x: Operand) -> tuple[Callable, Callable]:
+    if x.dtype.name == "bool":
+        return (lambda u, v: u != v), (lambda u, v: u == v)
+    return (lambda u, v: u - v), (lambda u, v: vkml.maximum(u, v) * u)
+
+
+def cond(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    first = z.reshape(-1)[p.next(max(z.size, 1))]
+    on_true, on_false = _arms(x)
+    return vkml.cond(first.astype(vkml.bool_), on_true, on_false, x, y)
+
+
+def while_(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    turns = p.next(4)
+    step = (lambda v: v == False) if x.dtype.name == "bool" else (lambda v: v + v)
+    start = vkml.tensor(np.int32(0), device=dev)
+    return vkml.while_loop(lambda i, v: i < turns, lambda i, v: (i + 1, step(v)), start, x)[1]
+
+
+STEPS: dict[str, StepFn] = {
+    "binary": binary, "scalar": scalar, "compare": compare, "where": where, "unary": unary,
+    "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
+    "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
+    "creation": creation, "cond": cond, "while": while_,
+}  # fmt: skip
