@@ -95,6 +95,7 @@ _MOVE_BITS = (
     "concatenate",
     "constant",
     "iota",
+    "optimization_barrier",
     "pad",
     "reshape",
     "reverse",
