@@ -91,12 +91,15 @@ class CompileCache:
         return self._directory if self._directory is not None else default_cache_dir()
 
     @property
+    def shared(self) -> list[Path]:
+        return self._shared if self._shared is not None else shared_cache_dirs()
+
+    @property
     def own(self) -> DiskStore:
         return DiskStore(self.directory, "private")
 
     def _stores(self) -> list[DiskStore]:
-        shared = self._shared if self._shared is not None else shared_cache_dirs()
-        return [self.own, *(DiskStore(d, "shared") for d in shared)]
+        return [self.own, *(DiskStore(d, "shared") for d in self.shared)]
 
     def get_or_compile(self, text: str, target: Target, abi: Abi | None = None) -> bytes:
         """The ``.vmfb`` for ``text`` on ``target``, compiling only on a miss.
@@ -220,7 +223,7 @@ class CompileCache:
             "bytes": sum(f.stat().st_size for f in files),
             "memory_entries": len(self._memory),
             "memory_capacity": self.capacity,
-            "shared": [str(d) for d in (self._shared or shared_cache_dirs())],
+            "shared": [str(d) for d in self.shared],
         }
 
     def clear(self) -> int:

@@ -13,8 +13,9 @@ import re
 import tempfile
 from pathlib import Path
 
+from vkml.compiler.compile import compile_timeout
 from vkml.compiler.target import Target
-from vkml.dialect.ir import compile_str
+from vkml.dialect.ir import compile_stablehlo
 from vkml.passes.pipeline import run_passes
 
 VULKAN_GUARANTEED_BYTES = 128
@@ -24,11 +25,9 @@ _LAYOUT = re.compile(r"#hal\.pipeline\.layout<constants\s*=\s*(\d+)")
 def push_constant_bytes(text: str, target: Target) -> dict[str, int]:
     """Push-constant bytes of every executable IREE makes from ``text`` for ``target``."""
     with tempfile.TemporaryDirectory(prefix="vkml-executables-") as tmp:
-        compile_str(
-            run_passes(text),
-            target_backends=[target.backend],
-            input_type="stablehlo",
-            extra_args=[*target.flags, f"--iree-hal-dump-executable-sources-to={tmp}"],
+        dump = f"--iree-hal-dump-executable-sources-to={tmp}"
+        compile_stablehlo(
+            run_passes(text), target.backend, [*target.flags, dump], compile_timeout()
         )
         sizes: dict[str, int] = {}
         for source in sorted(Path(tmp).glob("*.mlir")):

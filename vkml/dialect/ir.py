@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Sequence
 
 from iree.compiler import ir, passmanager
-from iree.compiler.tools import CompilerOptions, CompilerToolError, compile_str
+from iree.compiler.tools import CompilerOptions, CompilerToolError
 from iree.compiler.tools.core import TempFileSaver, build_compile_command_line
 from iree.compiler.version import VERSION as COMPILER_VERSION
 
@@ -16,7 +16,6 @@ __all__ = [
     "CompilerToolError",
     "compile_command",
     "compile_stablehlo",
-    "compile_str",
     "ir",
     "parse_module",
     "passmanager",
@@ -41,7 +40,7 @@ def compile_command(backend: str, flags: Sequence[str]) -> list[str]:
 def compile_stablehlo(
     text: str, backend: str, flags: Sequence[str], timeout: float | None
 ) -> bytes:
-    """``compile_str``'s work, with a time limit: ``iree-compile`` runs as a child process,
+    """IREE's ``compile_str`` work, with a time limit: ``iree-compile`` runs as a child process,
     killed when it runs past ``timeout`` seconds.
 
     Raises:

@@ -11,7 +11,7 @@ import pytest
 from vkml.compiler import compile as pipeline, loop_budget
 from vkml.compiler.cache import cache_key
 from vkml.compiler.target import parse_precompile_targets, vulkan_target
-from vkml.dialect.ir import compile_str
+from vkml.dialect.ir import compile_stablehlo
 from vkml.errors import CompileError
 from vkml.passes import split_contractions
 from vkml.passes.registry import LOOP_CAP_PASSES, pipeline_for
@@ -80,8 +80,8 @@ def _native_sum(n: int) -> str:
 def test_iree_still_writes_the_ir_the_check_reads(tmp_path: Path) -> None:
     # IREE's native integer sum is one thread looping over the whole axis: the check must see
     # it (a compiler that stopped writing the IR would leave every module unchecked)
-    compile_str(_native_sum(70_000), target_backends=["vulkan-spirv"], input_type="stablehlo",
-                extra_args=[*LAVAPIPE.flags, *loop_budget.dump_flags(tmp_path)])  # fmt: skip
+    flags = [*LAVAPIPE.flags, *loop_budget.dump_flags(tmp_path)]
+    compile_stablehlo(_native_sum(70_000), "vulkan-spirv", flags, timeout=None)
     [over] = loop_budget.over_budget(tmp_path, CAP)
     assert over.iterations == 70_000 and "reduction" in over.function
 
