@@ -15,6 +15,7 @@ The last line printed is machine-readable:
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import tempfile
@@ -28,6 +29,7 @@ import numpy as np
 
 import vkml
 from vkml import nn
+from vkml.compiler.atomic import write_atomically
 
 ACCURACY_TARGET = 0.95
 # one reference step against the device's: f32 matmuls may associate differently
@@ -226,7 +228,7 @@ def save_curve(run: Run, path: str) -> None:
     acc_ax.set_ylim(0.0, 1.0)
     loss_ax.set_title(f"digits MLP 64-128-10: accuracy {run.accuracy:.4f}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_atomically(Path(path), lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
     plt.close(fig)
 
 
@@ -247,7 +249,9 @@ def export_predict(
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "digits.vmfb"
     artifact.save(path)
-    np.save(folder / "images.npy", x)
+    images = io.BytesIO()
+    np.save(images, x)
+    write_atomically(folder / "images.npy", images.getvalue())
     same = np.array_equal(
         vkml.aot.load(path, device=device).predict(x),
         predict(vkml.tensor(x, device=device)).numpy(),
@@ -299,8 +303,17 @@ def missing_packages() -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train, check, plot and print the result line; exit status 1 if a check failed."""
-    args = parse_args(argv)
+    """Train, check, plot and print the result line; exit status 1 if a check failed, 130
+    if interrupted (Ctrl-C): every file is written atomically, so none is left half-written."""
+    try:
+        return run_demo(parse_args(argv))
+    except KeyboardInterrupt:
+        print("\ndigits: interrupted; no file was left half-written", file=sys.stderr)
+        return 130
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The demo's steps, in order, with the parsed command line."""
     missing = missing_packages()
     if missing:
         print(

@@ -1,0 +1,75 @@
+"""Ctrl-C during the demo (``make demo``): exit status 130, one line saying so, no traceback,
+and nothing half-written: no temporary left, every cache entry whole, the curve and the
+exported files either absent or complete."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import matplotlib.figure
+import pytest
+
+from vkml.compiler.store import DiskStore
+
+pytest.importorskip("sklearn")
+from vkml.examples import digits
+
+
+def _nothing_half_written(root: Path) -> None:
+    assert [p for p in root.rglob("*") if ".tmp-" in p.name] == []
+    store = DiskStore(root / "cache")
+    for entry in store.entries():
+        assert store.read(entry.stem) is not None, f"{entry} is damaged"
+    plot = root / "curve.png"
+    assert not plot.exists() or plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("moment", ["compiling", "training"])
+def test_ctrl_c_stops_the_demo_cleanly(tmp_path: Path, moment: str) -> None:
+    env = {**os.environ, "VKML_CACHE_DIR": str(tmp_path / "cache")}
+    command = [
+        sys.executable, "-m", "vkml.examples.digits", "--device", "cpu", "--epochs", "1000",
+        "--no-progress", "--plot", str(tmp_path / "curve.png"), "--export", str(tmp_path / "out"),
+    ]  # fmt: skip
+    demo = subprocess.Popen(
+        command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+    )  # fmt: skip
+    assert demo.stdout is not None
+    first = "digits:" if moment == "compiling" else "one step on"
+    for line in demo.stdout:
+        if line.startswith(first):
+            break
+    if moment == "training":
+        time.sleep(1.0)
+    os.killpg(demo.pid, signal.SIGINT)
+    _, err = demo.communicate(timeout=120)
+    assert demo.returncode == 130, err
+    assert "digits: interrupted; no file was left half-written" in err
+    assert "Traceback" not in err
+    _nothing_half_written(tmp_path)
+
+
+def test_an_interrupted_plot_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = matplotlib.figure.Figure.savefig
+
+    def half_then_interrupt(self: matplotlib.figure.Figure, path: str, **kwargs: object) -> None:
+        real(self, path, **kwargs)
+        with open(path, "r+b") as f:
+            f.truncate(100)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_then_interrupt)
+    plot = tmp_path / "curve.png"
+    argv = ["--steps", "3", "--device", "cpu", "--no-progress", "--plot", str(plot)]
+    assert digits.main([*argv, "--export", str(tmp_path / "out")]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert not plot.exists()
+    assert [p for p in tmp_path.rglob("*") if ".tmp-" in p.name] == []
