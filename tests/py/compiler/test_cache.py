@@ -360,6 +360,7 @@ def test_precompile_spec_reads_targets_and_float64() -> None:
     assert AMPERE_F64.flags == (
         "--iree-vulkan-target=ampere",
         "--iree-input-demote-f64-to-f32=false",
+        "--iree-hal-memoization=false",
     )
     assert vulkan_target("rdna3", float64=False).flags[1] == "--iree-input-demote-f64-to-f32=true"
     assert parse_precompile_targets("") == []

@@ -12,19 +12,10 @@ import pytest
 import vkml
 from vkml.compiler.lower import lower_to_mlir
 from vkml.compiler.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
-from vkml.compiler.target import Target
+from vkml.compiler.target import vulkan_target
 from vkml.graph.walk import toposort
 
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
-
-
-def vulkan_target(name: str) -> Target:
-    return Target(
-        f"vulkan-spirv-{name}",
-        "vulkan-spirv",
-        "vulkan",
-        (f"--iree-vulkan-target={name}", "--iree-input-demote-f64-to-f32=false"),
-    )
 
 
 def vulkan_module(*tensors: vkml.Tensor) -> str:
@@ -38,7 +29,7 @@ def test_every_float32_op_fits_the_guaranteed_push_constants(target: str) -> Non
     outs = [fn(t) for _, fn in ops_test.programs("float32").values()]
     if target != "llvmpipe":  # these targets have no float64: vkml refuses it there
         outs = [o for o in outs if o.dtype is not vkml.float64]
-    sizes = push_constant_bytes(vulkan_module(*outs), vulkan_target(target))
+    sizes = push_constant_bytes(vulkan_module(*outs), vulkan_target(target, float64=True))
     assert sizes, "no executables were dumped"
     assert max(sizes.values()) <= VULKAN_GUARANTEED_BYTES, sizes
 
@@ -46,12 +37,14 @@ def test_every_float32_op_fits_the_guaranteed_push_constants(target: str) -> Non
 def test_larger_graphs_fit_too() -> None:
     x = vkml.tensor(np.ones((64, 33), np.float32))
     y = vkml.softmax(x @ x.T, axis=1).sum(axis=0) + x[::-3, 5:].amax()
-    assert not oversized(vulkan_module(y, (x * 2.0).mean(axis=0)), vulkan_target("llvmpipe"))
+    assert not oversized(
+        vulkan_module(y, (x * 2.0).mean(axis=0)), vulkan_target("llvmpipe", float64=True)
+    )
 
 
 def test_the_check_can_fail() -> None:
     # a dispatch with dynamic scalars uses push constants: a tiny limit must flag it
     x = vkml.tensor(np.ones((64, 33), np.float32))
     y = vkml.softmax(x @ x.T, axis=1).sum(axis=0) + x[::-3, 5:].amax()
-    found = oversized(vulkan_module(y), vulkan_target("llvmpipe"), limit=0)
+    found = oversized(vulkan_module(y), vulkan_target("llvmpipe", float64=True), limit=0)
     assert found and all(size > 0 for size in found.values())
