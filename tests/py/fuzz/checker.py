@@ -20,9 +20,14 @@ no bound follows for a chain):
 - **pieces**: realizing a graph in pieces (the case's ``observe`` values first, read with
   ``.numpy()``, then the rest) must give every output the same bits as realizing it whole,
   whatever its class but subnormal: same inputs, same device, same bits.
+- **replay**: the graph built once more from other input data (``Input.seed`` moved) and
+  realized whole runs the executable the first realize compiled (a memory hit) on new buffers
+  and new data, checked by the rules above against the reference's values for that data. This
+  is the check that caught IREE replaying a copies-only command buffer on the first call's
+  buffers (with the same data, a stale answer can look right).
 
 A batch's graphs are independent and realized in ONE ``vkml.realize`` per device (twice more
-for the pieces): one compile per batch, which is what makes thousands of graphs affordable.
+for the pieces, once more for the replay on other data): one compile per batch, which is what makes thousands of graphs affordable.
 A batch that crashes is re-run graph by graph to name the graph that crashed.
 """
 
@@ -38,7 +43,7 @@ from numerics import assert_bit_exact
 import vkml
 from fuzz.bounds import check_value
 from fuzz.programs import Built, Value, build, describe, outputs, refused_by
-from fuzz.strategies import FLUSHED, Case
+from fuzz.strategies import FLUSHED, Case, reseeded
 from vkml.graph.walk import region_nodes, toposort
 
 
@@ -226,6 +231,7 @@ def run_device(
     if pieces:
         ok = {i: o for i, o in live if i not in crashed}
         failures += _check_pieces(ok, plans, device, tally)
+        failures += _check_replay(ok, plans, device, tally)
     tally.graphs += len(live)
     tally.nodes += sum(o.nodes for _, o in live)
     tally.crashes += len({f.graph for f in failures if f.kind == "crash"})
@@ -252,30 +258,56 @@ def _check_pieces(
     ok: dict[int, Oracle], whole: dict[int, Plan], device: vkml.Device, tally: Tally
 ) -> list[Failure]:
     """The same graphs built again and realized in two pieces: the same bits as whole."""
-    plans: dict[int, Plan] = {}
-    observed: dict[int, list[int]] = {}
-    for i, o in ok.items():
-        first = whole[i]
-        plans[i] = Plan(build(o.case, device), first.outputs, [], first.runnable)
-        n = len(o.values)
-        observed[i] = sorted({k % n for k in o.case.observe} & set(first.runnable))
-    failures = _realize(device.name, plans, observed)
-    seen = {i: {k: plans[i].built.values[k].numpy() for k in observed[i]} for i in plans}
-    failures += _realize(device.name, plans, {i: p.outputs for i, p in plans.items()})
+    pieces = {
+        i: Plan(build(o.case, device), whole[i].outputs, [], whole[i].runnable)
+        for i, o in ok.items()
+    }
+    observed = {
+        i: sorted({k % len(o.values) for k in o.case.observe} & set(whole[i].runnable))
+        for i, o in ok.items()
+    }  # fmt: skip
+    failures = _realize(device.name, pieces, observed)
+    seen = {i: {k: pieces[i].built.values[k].numpy() for k in observed[i]} for i in pieces}
+    failures += _realize(device.name, pieces, {i: p.outputs for i, p in pieces.items()})
     crashed = {f.graph for f in failures}
-    for i in plans:
+    for i in pieces:
         if i in crashed:
             continue
         for k in whole[i].outputs:
             if ok[i].subnormal[k]:
                 continue  # flushing depends on the module's fusion: no bits are promised
             want = whole[i].built.values[k].numpy()
-            for got in (plans[i].built.values[k].numpy(), seen[i].get(k)):
-                if got is None:
+            got = {
+                "realized in pieces": pieces[i].built.values[k].numpy(),
+                "observed first": seen[i].get(k),
+            }
+            for how, array in got.items():
+                if array is None:
                     continue
                 try:
-                    assert_bit_exact(got, want, f"value {k} realized in pieces vs whole")
+                    assert_bit_exact(array, want, f"value {k} {how} vs whole")
                 except AssertionError as exc:
                     failures.append(Failure(device.name, i, "violation", str(exc)))
         tally.count("pieces", len(whole[i].outputs))
+    return failures
+
+
+def _check_replay(
+    ok: dict[int, Oracle], whole: dict[int, Plan], device: vkml.Device, tally: Tally
+) -> list[Failure]:
+    """The graphs built again from other input data and realized whole, a memory hit of the
+    module the first realize compiled, checked against the reference on that data."""
+    fresh, _ = oracles([reseeded(o.case) for o in ok.values()])
+    again = {i: o for i, o in zip(ok, fresh) if o is not None}
+    plans = {i: plan_on(o, device) for i, o in again.items()}
+    failures = _realize(device.name, plans, {i: whole[i].outputs for i in plans})
+    crashed = {f.graph for f in failures}
+    for i, o in again.items():
+        if i in crashed:
+            continue
+        bad = check_outputs(o, Plan(plans[i].built, whole[i].outputs, [], []), device.kind, Tally())
+        failures += [
+            Failure(device.name, i, "violation", f"replayed on new data: {m}") for m in bad
+        ]
+        tally.count("replays", len(whole[i].outputs))
     return failures

@@ -8,6 +8,7 @@ import pytest
 from numerics import assert_bit_exact
 
 import vkml
+from fuzz.checker import Tally, oracles, run_device
 from fuzz.programs import build
 from fuzz.strategies import Case, Input, Step
 
@@ -91,3 +92,20 @@ SIGFPE = Case(
 )  # fmt: skip
 def test_cpu_compiles_empty_int64_cond_matmul_graph() -> None:
     _realize_case(SIGFPE, "cpu")
+
+
+# the campaign's case: a bool (1,) stacked with itself; on vulkan:0 the replay of its
+# copies-only module answered from the first call's buffers (IREE's memoized command buffer)
+STACK_ITSELF = Case(
+    (Input("bool", (1,), "subnormal", 3425), Input("bool", (), "subnormal", 1023)),
+    (Step("concat", 70, 222, 121, (19, 5, 174, 93, 29, 53)),),
+    observe=(0,),
+)
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_a_copies_only_graph_replayed_gives_the_same_bits(name: str) -> None:
+    ref, _ = oracles([STACK_ITSELF])
+    tally = Tally()
+    assert run_device(ref, vkml.device(name), tally) == []
+    assert tally.checked["replays"] == 3
