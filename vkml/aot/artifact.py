@@ -36,6 +36,7 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import from_numpy
 from vkml.errors import DeviceError, UnsupportedOperatorError
+from vkml.frontend.host import path_arg
 from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes
 from vkml.nn.step import CompiledStep
@@ -252,7 +253,7 @@ class Artifact:
         Each file is written to a temporary name and renamed into place, so a failure never
         leaves a half-written artefact.
         """
-        target = Path(path)
+        target = path_arg("Artifact.save", "path", path)
         if target.suffix != ".vmfb":
             raise ValueError(f"export: save to a .vmfb path, got {str(path)!r}")
         vmfb = self.vmfb  # compiled before anything is written
@@ -318,8 +319,8 @@ def _name_of(fn: Any) -> str:
     return str(getattr(fn, "__name__", "") or type(fn).__name__)
 
 
-def _check_symbol(what: str, name: str) -> None:
-    if not _SYMBOL.fullmatch(name) or name == "<lambda>":
+def _check_symbol(what: str, name: Any) -> None:
+    if not isinstance(name, str) or not _SYMBOL.fullmatch(name) or name == "<lambda>":
         raise ValueError(
             f"export: the {what} {name!r} is not an identifier (letters, digits, '_'); pass "
             f"name='...'"

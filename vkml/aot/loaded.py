@@ -28,7 +28,7 @@ from vkml.devices.registry import cpu
 from vkml.dialect.module import METADATA_FUNCTION
 from vkml.dtypes import DType, to_dtype
 from vkml.errors import ArtifactError, DeviceError, ShapeError, UntrustedPathWarning
-from vkml.frontend.host import resolve_device
+from vkml.frontend.host import path_arg, resolve_device
 from vkml.frontend.tensor import Tensor
 from vkml.runtime.hal import HalSession
 from vkml.runtime.parameters import archive_sizes, parameters_module
@@ -49,7 +49,8 @@ def load(path: str | Path, device: Any = None, parameters: str | Path | None = N
         ArtifactError: the file is missing, damaged, not a vkml artefact, built by another
             IREE release or for another target, or its archive does not fit it.
     """
-    file = Path(path)
+    file = path_arg("aot.load", "path", path)
+    archive = None if parameters is None else path_arg("aot.load", "parameters", parameters)
     dev = resolve_device(device)
     if not isinstance(dev, IreeDevice):
         raise DeviceError(f"load: {dev} runs no compiled modules; load on vkml.cpu or vulkan:N")
@@ -58,7 +59,7 @@ def load(path: str | Path, device: Any = None, parameters: str | Path | None = N
     _check_target(file, manifest, dev)
     imports = []
     if manifest.parameters:
-        archive = Path(parameters) if parameters is not None else file.with_suffix(".irpa")
+        archive = file.with_suffix(".irpa") if archive is None else archive
         _check_archive(archive, manifest)
         imports.append(parameters_module(dev.session.instance, archive, manifest.scope))
     return Loaded(file, manifest, Program(dev.session, module, imports), dev)
@@ -70,7 +71,7 @@ def inspect(path: str | Path) -> Manifest:
     Raises:
         ArtifactError: as ``load``, for the file itself.
     """
-    file = Path(path)
+    file = path_arg("aot.inspect", "path", path)
     return _manifest(file, _module(file, cpu.session), check_release=False)
 
 

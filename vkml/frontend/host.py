@@ -4,7 +4,10 @@ tensors of them."""
 
 from __future__ import annotations
 
+import math
 import operator
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,6 +85,40 @@ def shape_arg(op: str, shape: Any) -> tuple[int, ...]:
         raise ShapeError(f"'{op}': negative dimension in shape {out}; dimensions are >= 0")
     check_shape(op, out)
     return out
+
+
+def number_arg(
+    op: str, name: str, value: Any, at_least: float = -math.inf, below: float = math.inf
+) -> float:
+    """``value`` (a Python or NumPy int or float, not a bool) as a float, finite and in
+    ``[at_least, below)``; DTypeError naming ``op`` and ``name`` for anything that is not a
+    number, ValueError for a number out of range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise DTypeError(f"'{op}': {name}={value!r:.40} is not a number")
+    try:
+        number = float(value)
+    except OverflowError:  # an int past float64's range
+        number = math.inf
+    if not (math.isfinite(number) and at_least <= number < below):
+        if below < math.inf:
+            span = f"in [{at_least:g}, {below:g})"
+        else:
+            span = f"a finite number >= {at_least:g}" if at_least > -math.inf else "finite"
+        raise ValueError(f"'{op}': {name}={value!r:.40} must be {span}")
+    return number
+
+
+def path_arg(op: str, name: str, value: Any) -> Path:
+    """A file path given as a ``str`` or ``os.PathLike``; TypeError naming ``op`` otherwise
+    (an int would be taken for an open file descriptor)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(
+            f"'{op}': {name}={value!r:.40} is a {type(value).__name__}, not a path; pass a "
+            f"str or a pathlib.Path"
+        )
+    return Path(value)
 
 
 def host_array(data: Any) -> np.ndarray:

@@ -28,7 +28,7 @@ from vkml.dtypes import DType, float16, float32, float64, int32, int64, to_dtype
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import functions as fn
 from vkml.frontend.creation import arange, full, tensor
-from vkml.frontend.host import shape_arg
+from vkml.frontend.host import number_arg, shape_arg
 from vkml.frontend.tensor import Tensor
 
 Key = Tensor
@@ -93,16 +93,18 @@ def _blocks(key: Key, n: int, high: int = 0) -> tuple[Tensor, Tensor]:
     return threefry2x32(key, c0, c1)
 
 
-def _check_key(op: str, key: Any) -> Key:
+def check_key(op: str, key: Any) -> Key:
+    """``key`` if it is one key (a uint32 tensor of shape (2,)); else an error naming ``op``
+    (``"random.split"``, or a layer that takes a key) and the remedy."""
     if not isinstance(key, Tensor) or key.dtype is not uint32:
         what = f"a {key.dtype} tensor" if isinstance(key, Tensor) else type(key).__name__
         raise DTypeError(
-            f"'random.{op}' needs a key (a uint32 tensor of shape (2,)), got {what}; "
+            f"'{op}' needs a key (a uint32 tensor of shape (2,)), got {what}; "
             f"make one with vkml.random.key(seed)"
         )
     if key.shape != (2,):
         raise ShapeError(
-            f"'random.{op}' needs one key of shape (2,), got shape {key.shape}; index the "
+            f"'{op}' needs one key of shape (2,), got shape {key.shape}; index the "
             f"result of split to pick a key: keys[0]"
         )
     return key
@@ -145,7 +147,7 @@ def split(key: Key, num: int = 2) -> Tensor:
 
     Key i is the block of counter ``(0, i)``: independent streams for independent uses.
     """
-    _check_key("split", key)
+    check_key("random.split", key)
     if (
         isinstance(num, bool)
         or not isinstance(num, (int, np.integer))
@@ -161,7 +163,7 @@ def split(key: Key, num: int = 2) -> Tensor:
 # -- draws -----------------------------------------------------------------------------------
 def bits(key: Key, shape: Any) -> Tensor:
     """Raw uint32 random bits of ``shape``: element i is the xor of block ``(0, i)``'s words."""
-    _check_key("bits", key)
+    check_key("random.bits", key)
     dims, n = _count("bits", shape)
     if n == 0:
         return full(dims, 0, uint32, key.device)
@@ -236,8 +238,10 @@ def uniform(
         dtype: float32, float16, bfloat16 or float64.
         low, high: finite, low < high once rounded to ``dtype``.
     """
-    _check_key("uniform", key)
+    check_key("random.uniform", key)
     dt = _float_dtype("uniform", dtype)
+    low = number_arg("random.uniform", "low", low)
+    high = number_arg("random.uniform", "high", high)
     lo, hi, inverse, below = _bounds(dt, low, high)
     dims, n = _count("uniform", shape)
     if n == 0:
@@ -264,8 +268,10 @@ def normal(
     ``64 * 2**-23 * (1 + |z|)`` of reference. float64 needs cos on float64, which the cpu
     device does not run.
     """
-    _check_key("normal", key)
+    check_key("random.normal", key)
     dt = _float_dtype("normal", dtype)
+    mean = number_arg("random.normal", "mean", mean)
+    std = number_arg("random.normal", "std", std)
     dims, n = _count("normal", shape)
     if n == 0:
         return full(dims, mean, dt, key.device)
@@ -292,7 +298,7 @@ def randint(key: Key, shape: Any, low: int, high: int, dtype: Any = int32) -> Te
             (``high`` may be its maximum + 1).
         dtype: int32, int64 or uint32.
     """
-    _check_key("randint", key)
+    check_key("random.randint", key)
     dt = to_dtype(dtype)
     if not dt.is_integer:
         raise DTypeError(f"'random.randint' draws integers, not {dt}; see random.uniform")
@@ -325,7 +331,7 @@ def permutation(key: Key, n: int) -> Tensor:
     ``MAX_PERMUTATION`` (8192). For larger n, sort on the host:
     ``np.argsort(vkml.random.bits(key, (n,)).numpy(), kind="stable")``.
     """
-    _check_key("permutation", key)
+    check_key("random.permutation", key)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= MAX_PERMUTATION:
         raise ValueError(
             f"'random.permutation': n={n!r} must be an integer in [0, {MAX_PERMUTATION}] (it "

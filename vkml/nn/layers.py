@@ -12,17 +12,22 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from vkml.dtypes import DType, float32, to_dtype
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import random as _random
 from vkml.frontend.creation import arange, full
 from vkml.frontend.functions import where
+from vkml.frontend.host import number_arg, shape_arg
+from vkml.frontend.ops import tensor_node
 from vkml.frontend.tensor import Tensor
+from vkml.frontend.unary_functions import gelu, relu
 from vkml.nn.module import Module, defer_update, materialize
 
 
-def _two_keys(key: Tensor) -> tuple[Tensor, Tensor]:
-    keys = _random.split(key, 2)
+def _two_keys(layer: str, key: Tensor) -> tuple[Tensor, Tensor]:
+    keys = _random.split(_random.check_key(layer, key), 2)
     return keys[0], keys[1]
 
 
@@ -30,7 +35,7 @@ class Linear(Module):
     """``y = x @ weight.T + bias``, initialised as PyTorch's ``nn.Linear``.
 
     Args:
-        in_features: size of the last axis of the input.
+        in_features: size of the last axis of the input (at least 1).
         out_features: size of the last axis of the output.
         bias: whether to add a learned bias.
         key: a ``vkml.random.key``; the parameters live on its device.
@@ -44,9 +49,11 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, *, key: Tensor,
         dtype: Any = float32,
     ) -> None:  # fmt: skip
+        in_features = _size("Linear", "in_features", in_features, positive=True)
+        out_features = _size("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features)
-        wkey, bkey = _two_keys(key)
+        wkey, bkey = _two_keys("Linear", key)
         target = _float_dtype("Linear", dtype)
         self.weight = _random.uniform(wkey, (out_features, in_features), target, -bound, bound)
         self.weight.requires_grad_()
@@ -98,14 +105,14 @@ class ReLU(Module):
     """``max(x, 0)``; NaN stays NaN."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
+        return relu(x)
 
 
 class GELU(Module):
     """Exact GELU, ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (PyTorch's default)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.gelu()
+        return gelu(x)
 
 
 class Dropout(Module):
@@ -123,22 +130,21 @@ class Dropout(Module):
     """
 
     def __init__(self, p: float = 0.5, *, key: Tensor | None = None) -> None:
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"Dropout: p={p} must be in [0, 1)")
-        self.p = float(p)
+        self.p = number_arg("Dropout", "p", p, at_least=0.0, below=1.0)
         self.key: Tensor | None = None
         if key is not None:
-            self.key = Tensor(key._node)
+            self.key = Tensor(_random.check_key("Dropout", key)._node)
             materialize([self.key])  # data from the start: step 1 has step 2's structure
 
     def forward(self, x: Tensor, key: Tensor | None = None) -> Tensor:
+        tensor_node("Dropout", x)
         if not self.training or self.p == 0.0:
             return x
         if key is None:
             if self.key is None:
                 self.key = _random.key(0, device=x.device)
                 materialize([self.key])
-            held, key = _two_keys(self.key)
+            held, key = _two_keys("Dropout", self.key)
             defer_update(self.key, held)
         keep = _random.uniform(key, x.shape) >= self.p
         return where(keep, x * (1.0 / (1.0 - self.p)), 0.0)
@@ -163,9 +169,8 @@ class LayerNorm(Module):
         self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
         elementwise_affine: bool = True, *, dtype: Any = float32, device: Any = None,
     ) -> None:  # fmt: skip
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
-        self.normalized_shape = tuple(int(s) for s in shape)
-        self.eps = float(eps)
+        self.normalized_shape = shape_arg("LayerNorm", normalized_shape)
+        self.eps = number_arg("LayerNorm", "eps", eps, at_least=0.0)
         target = _float_dtype("LayerNorm", dtype)
         self.weight: Tensor | None = None
         self.bias: Tensor | None = None
@@ -175,7 +180,7 @@ class LayerNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         n = len(self.normalized_shape)
-        if x.shape[len(x.shape) - n :] != self.normalized_shape:
+        if tensor_node("LayerNorm", x).shape[len(x.shape) - n :] != self.normalized_shape:
             raise ShapeError(
                 f"LayerNorm{self.normalized_shape}: input of shape {x.shape} does "
                 f"not end with {self.normalized_shape}"
@@ -208,13 +213,16 @@ class Embedding(Module):
     def __init__(
         self, num_embeddings: int, embedding_dim: int, *, key: Tensor, dtype: Any = float32
     ) -> None:
+        num_embeddings = _size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = _size("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         target = _float_dtype("Embedding", dtype)
+        key = _random.check_key("Embedding", key)
         self.weight = _random.normal(key, (num_embeddings, embedding_dim), target)
         self.weight.requires_grad_()
 
     def forward(self, ids: Tensor) -> Tensor:
-        if not ids.dtype.is_integer:
+        if not tensor_node("Embedding", ids).dtype.is_integer:
             raise DTypeError(f"Embedding: ids must be integers, got {ids.dtype}")
         table = arange(self.num_embeddings, dtype=ids.dtype, device=ids.device)
         one_hot = (ids.unsqueeze(-1) == table).astype(self.weight.dtype)
@@ -231,8 +239,19 @@ def _float_dtype(layer: str, dtype: Any) -> DType:
     return target
 
 
+def _size(layer: str, name: str, value: Any, positive: bool = False) -> int:
+    """A layer's size argument: a non-negative (or positive) integer; ShapeError naming it
+    otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ShapeError(f"{layer}: {name}={value!r:.40} is not an integer")
+    if value < int(positive):
+        need = "positive" if positive else "non-negative"
+        raise ShapeError(f"{layer}: {name}={value} must be a {need} integer")
+    return int(value)
+
+
 def _check_last_axis(layer: str, x: Tensor, size: int) -> None:
-    if not x.shape or x.shape[-1] != size:
+    if not tensor_node(layer, x).shape or x.shape[-1] != size:
         raise ShapeError(
             f"{layer}: expected an input whose last axis has {size} elements, got shape {x.shape}"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.creation import arange
 from vkml.frontend.functions import log_softmax
+from vkml.frontend.ops import tensor_node
 from vkml.frontend.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -31,9 +32,9 @@ def cross_entropy(logits: Tensor, labels: Tensor, reduction: str = "mean") -> Te
         labels: integer class indices of shape ``(...)``.
         reduction: ``"mean"`` (default) or ``"sum"`` over the items, or ``"none"``.
     """
-    if not logits.dtype.is_float:
+    if not tensor_node("cross_entropy", logits).dtype.is_float:
         raise DTypeError(f"cross_entropy: logits must be floating-point, got {logits.dtype}")
-    if not labels.dtype.is_integer:
+    if not tensor_node("cross_entropy", labels).dtype.is_integer:
         raise DTypeError(
             f"cross_entropy: labels must be integer class indices, got "
             f"{labels.dtype} (for probabilities, use -(p * log_softmax(x)).sum())"
@@ -51,7 +52,7 @@ def cross_entropy(logits: Tensor, labels: Tensor, reduction: str = "mean") -> Te
 
 def mse_loss(prediction: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean (or sum, or elementwise) squared difference of two tensors of one shape."""
-    if prediction.shape != target.shape:
+    if tensor_node("mse_loss", prediction).shape != tensor_node("mse_loss", target).shape:
         raise ShapeError(
             f"mse_loss: prediction {prediction.shape} and target {target.shape} differ in shape"
         )

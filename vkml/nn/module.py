@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import bfloat16
-from vkml.errors import DTypeError, ShapeError
+from vkml.errors import DataError, DTypeError, ShapeError
 from vkml.frontend.creation import realize, tensor
+from vkml.frontend.host import host_array, path_arg
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
 
@@ -161,6 +162,8 @@ class Module:
     # -- modes ------------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Set training mode (dropout active) on this module and every sub-module."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"train: mode={mode!r:.40} must be True or False")
         for m in self.modules():
             m.training = mode
         return self
@@ -193,8 +196,14 @@ class Module:
 
         Each tensor keeps its identity (an optimiser holding it sees the new value) and its
         device. Raises KeyError for missing or unexpected names when ``strict``, ShapeError
-        and DTypeError for a value that does not match.
+        and DTypeError for a value that does not match, DataError for one that is not numeric
+        data and TypeError when ``state`` is not a mapping.
         """
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"load_state_dict: state must be a mapping from names to arrays or tensors "
+                f"(what state_dict() returns), got {type(state).__name__}"
+            )
         named = dict(self._named_tensors())
         if strict:
             missing = sorted(set(named) - set(state))
@@ -210,13 +219,14 @@ class Module:
 
     def save(self, path: str | Path) -> None:
         """Write ``state_dict()`` to ``path`` as a NumPy ``.npz`` archive."""
+        file = path_arg("Module.save", "path", path)
         arrays = {k: _storable(v) for k, v in self.state_dict().items()}
-        with open(path, "wb") as f:
+        with open(file, "wb") as f:
             np.savez(f, allow_pickle=False, **arrays)
 
     def load(self, path: str | Path, strict: bool = True) -> None:
         """Read an ``.npz`` archive written by ``save`` into this module."""
-        with np.load(path) as archive:
+        with np.load(path_arg("Module.load", "path", path)) as archive:
             self.load_state_dict({k: archive[k] for k in archive.files}, strict)
 
     def __repr__(self) -> str:
@@ -237,7 +247,10 @@ def _storable(array: np.ndarray) -> np.ndarray:
 
 def _loaded(name: str, value: Any, like: Tensor) -> Tensor:
     """``value`` as a realized tensor on ``like``'s device, checked against ``like``."""
-    host = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+    try:
+        host = value.numpy() if isinstance(value, Tensor) else host_array(value)
+    except DataError as exc:
+        raise DataError(f"load_state_dict: '{name}': {exc}") from exc
     if like.dtype is bfloat16 and host.dtype == np.uint16:
         host = host.view(bfloat16.numpy)
     if tuple(host.shape) != like.shape:

@@ -23,6 +23,7 @@ from vkml.dtypes import float32
 from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
+from vkml.frontend.host import number_arg
 from vkml.frontend.ops import check_same_device
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
@@ -40,6 +41,12 @@ def _scalar(value: float, device: Any) -> Tensor:
     return tensor(np.float32(value), float32, device)
 
 
+def _hyperparameter(opt: str, name: str, value: Any, below: float = np.inf) -> float:
+    """An optimiser's ``name=value`` as a float: a finite number >= 0 (and < ``below``);
+    DTypeError or ValueError naming the optimiser, the parameter and the value otherwise."""
+    return number_arg(opt, name, value, at_least=0.0, below=below)
+
+
 class Optimizer:
     """Holds parameters and per-parameter state; ``step`` updates them in one invocation.
 
@@ -49,6 +56,11 @@ class Optimizer:
     """
 
     def __init__(self, params: Iterable[Tensor], lr: float) -> None:
+        if isinstance(params, Tensor) or not isinstance(params, Iterable):
+            raise TypeError(
+                f"{type(self).__name__}: params must be an iterable of vkml Tensors, such as "
+                f"model.parameters(), got {type(params).__name__}"
+            )
         unique: dict[int, Tensor] = {}
         for p in params:
             if not isinstance(p, Tensor):
@@ -65,8 +77,8 @@ class Optimizer:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         self.params: list[Tensor] = list(unique.values())
         self.device = check_same_device(type(self).__name__, [p.node for p in self.params])
-        self._lr = _scalar(lr, self.device)
-        self._lr_value = float(lr)
+        self._lr_value = _hyperparameter(type(self).__name__, "lr", lr)
+        self._lr = _scalar(self._lr_value, self.device)
         self.state: list[State] = [self.init_state(p) for p in self.params]
         self.shared: State = self.init_shared()
         self.steps = 0
@@ -80,9 +92,10 @@ class Optimizer:
 
     @lr.setter
     def lr(self, value: float) -> None:
+        number = _hyperparameter(type(self).__name__, "lr", value)
         # the same handle, rebound: a compiled step reads the learning rate through it
-        rebind(self._lr, _scalar(value, self.device))
-        self._lr_value = float(value)
+        rebind(self._lr, _scalar(number, self.device))
+        self._lr_value = number
 
     # -- what a subclass defines ------------------------------------------------------------
     def init_state(self, p: Tensor) -> State:
@@ -112,6 +125,11 @@ class Optimizer:
         Returns:
             The loss (realized, with no history) when a closure is given, else None.
         """
+        if closure is not None and not callable(closure):
+            raise TypeError(
+                f"step: closure must be callable (it computes the loss), got "
+                f"{type(closure).__name__}"
+            )
         loss, rebound, _ = self._build(closure)
         realize(*([loss] if loss is not None else []), *(new for _, new in rebound))
         for t, new in rebound:
@@ -198,9 +216,10 @@ class SGD(Optimizer):
         self, params: Iterable[Tensor], lr: float, momentum: float = 0.0,
         weight_decay: float = 0.0, nesterov: bool = False,
     ) -> None:  # fmt: skip
-        if nesterov and momentum <= 0:
+        self.momentum = _hyperparameter("SGD", "momentum", momentum)
+        self.weight_decay = _hyperparameter("SGD", "weight_decay", weight_decay)
+        if nesterov and self.momentum <= 0:
             raise ValueError("SGD: nesterov needs a positive momentum")
-        self.momentum, self.weight_decay = float(momentum), float(weight_decay)
         self.nesterov = nesterov
         super().__init__(params, lr)
 
@@ -233,11 +252,18 @@ class Adam(Optimizer):
         self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0,
     ) -> None:  # fmt: skip
-        for b in betas:
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"{type(self).__name__}: betas {betas} must be in [0, 1)")
-        self.betas = (float(betas[0]), float(betas[1]))
-        self.eps, self.weight_decay = float(eps), float(weight_decay)
+        name = type(self).__name__
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(
+                f"{name}: betas={betas!r:.40} must be a pair (beta1, beta2) of numbers in "
+                f"[0, 1), e.g. (0.9, 0.999)"
+            )
+        self.betas = (
+            _hyperparameter(name, "betas[0]", betas[0], below=1.0),
+            _hyperparameter(name, "betas[1]", betas[1], below=1.0),
+        )
+        self.eps = _hyperparameter(name, "eps", eps)
+        self.weight_decay = _hyperparameter(name, "weight_decay", weight_decay)
         super().__init__(params, lr)
 
     def init_state(self, p: Tensor) -> State:

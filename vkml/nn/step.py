@@ -28,7 +28,7 @@ A new batch signature records again; a state tensor whose shape or dtype changed
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from vkml.nn.module import materialize
 from vkml.trace.capture import Captured, capture
 
 
+@runtime_checkable
 class Optimizer(Protocol):
     """What a compiled step uses of its optimiser (``vkml.nn.optim.Optimizer``, which makes
     compiled steps, so this module does not import it)."""
@@ -87,6 +88,11 @@ class CompiledStep:
     """
 
     def __init__(self, optimizer: Optimizer, loss_fn: Callable[..., Tensor]) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"CompiledStep: optimizer must be a vkml.nn optimiser (SGD, Adam, AdamW), got "
+                f"{type(optimizer).__name__}; make a step with opt.compile_step(loss_fn)"
+            )
         if not callable(loss_fn):
             raise TypeError(f"compile_step: loss_fn must be callable, got {type(loss_fn).__name__}")
         self.optimizer = optimizer
