@@ -5,7 +5,8 @@
 3. support check per node (UnsupportedOperatorError with the remedy; never a fallback)
 4. coverage record, when ``VKML_COVERAGE`` names a file
 5. bind: the leaves' storage becomes the arguments
-6. one invocation of one function built from the whole schedule
+6. one invocation of one function built from the whole schedule, one result per distinct
+   value (roots that compute the same value share it)
 7. bind each root's result storage, then mark the roots computed
 
 A failure at any step leaves every node exactly as it was: unrealized and re-realizable.
@@ -27,7 +28,7 @@ from vkml.devices.device import Device
 from vkml.devices.memory import check_fits_memory
 from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
 from vkml.graph.node import Node
-from vkml.graph.walk import region_nodes, toposort
+from vkml.graph.walk import region_nodes, same_values, toposort
 from vkml.runtime import bump
 
 # Tests set this to observe the order of the steps; None in normal use.
@@ -112,6 +113,24 @@ def _refuse(device: Device, node: Node) -> None:
     raise UnsupportedOperatorError(node.op, node.dtype.name, device.name, remedy)
 
 
+def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[Node], list[int]]:
+    """The roots that compute different values, and for each root the index of its value
+    among them: two roots of one value share one result (IREE would merge them anyway, and
+    its Vulkan runtime failed on a module returning one value into two output buffers)."""
+    if len(roots) < 2:
+        return roots, list(range(len(roots)))
+    numbers = dict(zip(schedule, same_values(schedule)))
+    index: dict[int, int] = {}
+    distinct: list[Node] = []
+    first: list[int] = []
+    for node in roots:
+        k = index.setdefault(numbers[node], len(distinct))
+        if k == len(distinct):
+            distinct.append(node)
+        first.append(k)
+    return distinct, first
+
+
 def realize_nodes(nodes: Sequence[Node]) -> None:
     """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
     roots: list[Node] = []
@@ -127,12 +146,13 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     if device.kind == "reference":  # NumPy allocates there; IREE checks its own devices
         check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
     _step("bind")
-    call, leaves = device.prepare(schedule, roots)
+    distinct, first = distinct_roots(schedule, roots)
+    call, leaves = device.prepare(schedule, distinct)
     _step("invoke")
     results = call([leaf._storage for leaf in leaves])
     _step("mark")
-    for node, storage in zip(roots, results):
-        node._bind(storage)
+    for node, k in zip(roots, first):
+        node._bind(results[k])
     for node in roots:
         node._mark_computed()
     bump("realizes")

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
-from vkml.dtypes import DType, float32, int32, int64
+from vkml.dtypes import DType, bool_, float32, int32, int64
 
 # The name of the function argument that carries the multiply fence (always 0 at run time).
 FENCE_ARG = "%fence"
@@ -76,6 +76,7 @@ class FunctionBuilder(StructuralOps):
         # the multiply fence (see _unfusable): an i32 argument, added after all others when used
         self.uses_fence = False
         self._fences: dict[tuple[str, tuple[int, ...]], Value] = {}
+        self._owned = 0  # own_buffer calls so far: each compares the fence with its own number
         self._int_types = (int32, int64)
         # literals behind the fence, and subtrahends made distinct, by the value they stand for
         self._hidden: dict[str, Value] = {}
@@ -314,6 +315,26 @@ class FunctionBuilder(StructuralOps):
         fence = self._fence_value(bits_type, v.shape)
         mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
         return self.bitcast(mixed, v.dtype)
+
+    def own_buffer(self, v: Value) -> Value:
+        """``v`` again, in a buffer of its own: ``select(fence == k, 0, v)`` with a ``k`` no
+        other call uses (1, 2, ...), so IREE can neither prove it equal to ``v`` nor merge two
+        of them (the fence is 0 at run time). Any dtype."""
+        self._owned += 1
+        fence = Value(FENCE_ARG, TensorType((), int32))
+        self.uses_fence = True
+        k = self.constant(self._owned, int32)
+        never = self.emit(
+            f"stablehlo.compare EQ, {fence.name}, {k.name}, SIGNED : "
+            f"(tensor<i32>, tensor<i32>) -> tensor<i1>",
+            TensorType((), bool_),
+        )
+        never = self.broadcast(never, v.shape)
+        zero = self.constant(False if v.dtype.kind == "bool" else 0, v.dtype, v.shape)
+        return self.emit(
+            f"stablehlo.select {never.name}, {zero.name}, {v.name} : {never.type}, {v.type}",
+            v.type,
+        )
 
     def _fenced(self, v: Value) -> Value:
         """``v`` through the fence when this builder fences float ops (ADR 0009).

@@ -212,7 +212,12 @@ def emit_while(
     # reads the loop's result, and fails with "circular dependency: input operation uses
     # partition output" (the loop runs on the host between them; found by fuzzing,
     # tests/py/fuzz/test_fuzz_regressions.py).
-    xs = b.barrier(xs)
+    # Each initial value is also computed into a buffer of the loop's own: IREE 3.13's host
+    # loop deallocates the buffer it starts from, so a loop starting from a constant (a
+    # global), a value another loop also starts from, or a value that is also a result
+    # failed at run time ("queue_dealloca buffer was not returned by queue_alloca", "transient
+    # buffer has already been queued for deallocation").
+    xs = b.barrier([b.own_buffer(x) for x in xs])
     types = [v.type for v in xs]
     with b.block(types) as test:
         (flag,) = keep_going(test.args)

@@ -1,4 +1,5 @@
-"""The walks over a graph: topological order, the structural key, a work estimate.
+"""The walks over a graph: topological order, the structural key, equal values, a work
+estimate.
 
 No walk here recurses along a chain of nodes, so 100,000-node chains build, realize and free
 safely; only a node's regions are entered recursively (their nesting is shallow, written by
@@ -71,6 +72,25 @@ def structure(
                 attrs = (*attrs, ("regions", tuple(region_key(r) for r in node.regions)))
             entries.append((node.op, node.dtype.name, node.shape, attrs, srcs))
     return (tuple(entries), tuple(position[r] for r in roots)), leaves
+
+
+def same_values(schedule: Sequence[Node]) -> list[int]:
+    """A number per schedule position, equal for two nodes that compute the same value: the
+    same op, dtype, shape, attributes and regions on sources that are the same values (a
+    computed node is only itself). Every op is a pure function of its sources, so equal
+    numbers mean equal bits."""
+    numbers: dict[tuple[Any, ...], int] = {}
+    of: dict[Node, int] = {}
+    for i, node in enumerate(schedule):
+        if node._computed:
+            key: tuple[Any, ...] = ("leaf", i)
+        else:
+            attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)
+            regions = tuple(region_key(r) for r in node.regions)
+            srcs = tuple(of[s] for s in node.src)
+            key = (node.op, node.dtype.name, node.shape, attrs, regions, srcs)
+        of[node] = numbers.setdefault(key, len(numbers))
+    return [of[node] for node in schedule]
 
 
 def region_schedule(region: Region) -> list[Node]:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.device import Call, Device
-from vkml.devices.realize import plan, realize_nodes, refusing
+from vkml.devices.realize import distinct_roots, plan, realize_nodes, refusing
 from vkml.errors import DeviceError, ShapeError, TraceError
 from vkml.frontend.creation import tensor
 from vkml.frontend.eager import suspended
@@ -101,16 +101,16 @@ class Captured:
         self._structure, outputs = _flatten(name, result)
         self.outputs: tuple[tuple[str, Node], ...] = tuple(outputs)
         roots = list(dict.fromkeys(n for _, n in outputs if not n._computed))
-        self.roots = roots
         # every input is an argument, first and in parameter order, whether or not it is read
         self.schedule, device = plan(roots, nodes) if roots or nodes else ([], None)
+        self.roots, first = distinct_roots(self.schedule, roots)
         self.device: Device | None = device
         self.arguments = tuple(
             Argument(n, i if i < len(nodes) else None)
             for i, n in enumerate(n for n in self.schedule if n._computed)
         )
         position = {a.node: i for i, a in enumerate(self.arguments)}
-        root_index = {n: k for k, n in enumerate(roots)}
+        root_index = {n: first[k] for k, n in enumerate(roots)}
         # where each output comes from: (ROOT, k), (ARGUMENT, i) or (HELD, node)
         self.sources: list[tuple[int, Any]] = []
         for _, n in outputs:

@@ -335,3 +335,11 @@ def test_same_structure_with_new_data_is_a_memory_hit_without_compiling() -> Non
     assert d["invocations"] == 1
     ref = vkml.tensor(second, device="reference")
     np.testing.assert_array_equal(out.numpy(), ((ref * 0.5 + 2.0) - ref).sum(axis=1).numpy())
+
+
+def test_roots_of_one_value_share_one_result() -> None:
+    x = vkml.tensor(np.arange(3, dtype=np.float32))
+    a, b, c = x + 1.0, x + 1.0, x + 2.0
+    vkml.realize(a, b, c)
+    assert a.node._storage is b.node._storage and c.node._storage is not a.node._storage
+    assert a.tolist() == b.tolist() == [1.0, 2.0, 3.0] and c.tolist() == [2.0, 3.0, 4.0]

@@ -1,8 +1,10 @@
 """``vkml/graph/walk.py`` on nodes that own regions: the structural key sees inside a region,
-the outer walk does not, and a region's parameters are checked."""
+the outer walk does not, and a region's parameters are checked; and which nodes compute the
+same value."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import vkml
@@ -13,6 +15,7 @@ from vkml.graph.walk import (
     region_nodes,
     region_schedule,
     run_region,
+    same_values,
     structure,
     toposort,
 )
@@ -97,3 +100,18 @@ def test_region_nodes_lists_nested_regions_without_parameters() -> None:
     outer = _owner(_leaf(), Region((p,), (Node("add", float32, (3,), (middle, p), (), CPU),)))
     assert sorted(n.op for n in region_nodes(outer)) == ["add", "cond", "sub"]
     assert [n.op for n in region_nodes(inner)] == ["sub"]
+
+
+def test_same_values_numbers_equal_computations_alike() -> None:
+    x = vkml.tensor(np.ones(3, np.float32), device="reference")
+    y = vkml.tensor(np.ones(3, np.float32), device="reference")  # same data, another leaf
+    a, b, c = x + x, x + x, y + y
+    d, e = a * 2.0, b * 2.0
+    f = a * -0.0
+    g = a * 0.0  # 0.0 == -0.0 in Python: still another value
+    roots = [t.node for t in (a, b, c, d, e, f, g)]
+    schedule = toposort(roots)
+    number = dict(zip(schedule, same_values(schedule)))
+    n = [number[r] for r in roots]
+    assert n[0] == n[1] and n[3] == n[4]
+    assert len({n[0], n[2], n[3], n[5], n[6]}) == 5
