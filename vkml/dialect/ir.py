@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Sequence
 
@@ -46,12 +47,15 @@ def compile_stablehlo(
     Raises:
         CompilerToolError: iree-compile reported an error (its exit status and stderr).
         CompilerCrash: iree-compile was killed by a signal (a crash).
+        KeyboardInterrupt: it was stopped by SIGINT (Ctrl-C in the terminal reaches it too).
         subprocess.TimeoutExpired: it ran past ``timeout`` (and was killed).
     """
     done = subprocess.run(
         compile_command(backend, flags), input=text.encode(), capture_output=True,
         timeout=timeout, check=False,
     )  # fmt: skip
+    if done.returncode == -signal.SIGINT:  # Ctrl-C reached the whole process group
+        raise KeyboardInterrupt
     if done.returncode < 0:
         raise CompilerCrash(-done.returncode, done.stderr.decode(errors="replace"))
     if done.returncode != 0:

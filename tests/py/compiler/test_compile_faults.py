@@ -22,6 +22,7 @@ from vkml.compiler.store import STALE_TEMPORARY_S, DiskStore
 
 CRASH = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
 HANG = [sys.executable, "-c", "import time; time.sleep(120)"]
+INTERRUPTED = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGINT)"]
 
 
 def _fresh_graph() -> tuple[vkml.Tensor, np.ndarray]:
@@ -159,3 +160,13 @@ def test_sigkill_leaves_no_half_entry_and_the_next_process_compiles(
     assert len(DiskStore(cache).entries()) == 1
     _sound(cache)
     assert list(cache.rglob(".*.tmp-*")) == []
+
+
+def test_a_compiler_stopped_by_ctrl_c_is_the_users_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C in a terminal reaches iree-compile too (one process group); its death by
+    SIGINT is the user's KeyboardInterrupt, not a compiler crash."""
+    monkeypatch.setattr(vkml.dialect.ir, "compile_command", lambda backend, flags: INTERRUPTED)
+    with pytest.raises(KeyboardInterrupt):
+        vkml.dialect.ir.compile_stablehlo("module {}", "llvm-cpu", (), timeout=60)
