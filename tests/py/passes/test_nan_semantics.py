@@ -281,7 +281,8 @@ def test_gelu_keeps_the_tail_torch_float32_loses() -> None:
     assert abs(got[0] - exact) <= 8 * abs(np.spacing(np.float32(exact)))
     assert got[1] == np.float32(BIG)
     theirs = F.gelu(torch.tensor([-7.0, BIG]))
-    assert theirs[0] == 0 and math.isinf(theirs[1])
+    # torch's gelu(3.4e38) is inf or finite depending on which vector path the host CPU takes
+    assert theirs[0] == 0
 
 
 def test_sum_of_negative_zeros_is_negative_zero_unlike_torch() -> None:
