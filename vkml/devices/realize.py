@@ -119,7 +119,7 @@ def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[No
     its Vulkan runtime failed on a module returning one value into two output buffers)."""
     if len(roots) < 2:
         return roots, list(range(len(roots)))
-    numbers = dict(zip(schedule, same_values(schedule)))
+    numbers = same_values(schedule)
     index: dict[int, int] = {}
     distinct: list[Node] = []
     first: list[int] = []

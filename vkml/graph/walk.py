@@ -74,8 +74,8 @@ def structure(
     return (tuple(entries), tuple(position[r] for r in roots)), leaves
 
 
-def same_values(schedule: Sequence[Node]) -> list[int]:
-    """A number per schedule position, equal for two nodes that compute the same value: the
+def same_values(schedule: Sequence[Node]) -> dict[Node, int]:
+    """A number per node of the schedule, equal for two nodes that compute the same value: the
     same op, dtype, shape, attributes and regions on sources that are the same values (a
     computed node is only itself). Every op is a pure function of its sources, so equal
     numbers mean equal bits."""
@@ -90,7 +90,7 @@ def same_values(schedule: Sequence[Node]) -> list[int]:
             srcs = tuple(of[s] for s in node.src)
             key = (node.op, node.dtype.name, node.shape, attrs, regions, srcs)
         of[node] = numbers.setdefault(key, len(numbers))
-    return [of[node] for node in schedule]
+    return of
 
 
 def region_schedule(region: Region) -> list[Node]:

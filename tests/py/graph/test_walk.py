@@ -111,7 +111,7 @@ def test_same_values_numbers_equal_computations_alike() -> None:
     g = a * 0.0  # 0.0 == -0.0 in Python: still another value
     roots = [t.node for t in (a, b, c, d, e, f, g)]
     schedule = toposort(roots)
-    number = dict(zip(schedule, same_values(schedule)))
+    number = same_values(schedule)
     n = [number[r] for r in roots]
     assert n[0] == n[1] and n[3] == n[4]
     assert len({n[0], n[2], n[3], n[5], n[6]}) == 5
