@@ -1,4 +1,5 @@
-"""float32 -> float16 / bfloat16 rounding spelled as 32-bit integer arithmetic.
+"""float32 -> float16 / bfloat16 rounding spelled as 32-bit integer arithmetic (and
+float16 <-> bfloat16 conversion through it).
 
 Hardware and compiler conversions differ between targets (NaN payloads, flush-to-zero of
 subnormals, and on one measured Vulkan target plainly wrong results), so vkml never relies on
@@ -13,6 +14,10 @@ bit for all 2**32 inputs:
   quiet bit is not forced, so a signalling NaN stays signalling); if those 10 bits are all
   zero the lowest payload bit is set so the result is still a NaN;
 - NaN to bfloat16 (ml_dtypes' rule): sign kept, payload dropped: ``0x7FC0`` or ``0xFFC0``.
+
+Between float16 and bfloat16 (``convert_16``) the source is widened exactly to float32 and
+rounded by the same recipe, except that a bfloat16 NaN becomes float16's quiet NaN of its
+sign, ``0x7E00`` / ``0xFE00``, as ml_dtypes' direct conversion does.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.intbits import and_mask, const_like, shr
+from vkml.dialect.intbits import and_mask, const_like, or_mask, shr
 from vkml.dialect.types import Value
 from vkml.dtypes import DType, bfloat16, float16, float32, float64, uint32
 
@@ -30,6 +35,8 @@ _UINT16 = DType("uint16", "uint", 16, "ui16", np.dtype(np.uint16))
 _F32_ABS_MASK = 0x7FFFFFFF
 _F32_INF = 0x7F800000
 _F16_INF = 0x7C00
+_F16_QUIET_NAN = 0x7E00
+_BF16_INF = 0x7F80
 # float32 bits of 2**-14, the smallest normal float16: below it the result is subnormal
 _F16_MIN_NORMAL = 0x38800000
 # float32 exponent bias (127) minus float16 bias (15), in exponent position
@@ -40,7 +47,33 @@ def narrow_f32(b: FunctionBuilder, x: Value, target: DType) -> Value:
     """Round the float32 tensor ``x`` to ``target`` (float16 or bfloat16) with integer ops."""
     if x.dtype is not float32 or target not in (float16, bfloat16):
         raise ValueError(f"narrow_f32 rounds f32 to f16 or bf16, not {x.dtype} to {target}")
-    u = b.bitcast(x, uint32)
+    return _as_16_bit(b, _narrowed_bits(b, b.bitcast(x, uint32), target), target)
+
+
+def convert_16(b: FunctionBuilder, x: Value, target: DType) -> Value:
+    """Convert the float16 tensor ``x`` to bfloat16, or the bfloat16 one to float16, rounded
+    once, as ml_dtypes' ``astype`` does: ``x`` is widened exactly to float32 and rounded by
+    the integer recipe; a NaN becomes the quiet NaN of its sign (``0x7FC0`` / ``0x7E00``).
+
+    IREE is never given the direct conversion: its codegen drops the bfloat16 rounding of
+    ``f16 -> bf16`` when a widening convert follows (``tests/py/frontend/test_cast_chains.py``).
+    """
+    if {x.dtype, target} != {float16, bfloat16}:
+        raise ValueError(f"convert_16 converts f16 <-> bf16, not {x.dtype} to {target}")
+    if x.dtype is float16:
+        # every float16 is a normal float32: the widening is exact on every target
+        wide = b.bitcast(b.convert(x, float32), uint32)
+        return _as_16_bit(b, _narrowed_bits(b, wide, bfloat16), bfloat16)
+    h = b.convert(b.bitcast(x, _UINT16), uint32)
+    wide = b.binary("shift_left", h, const_like(b, h, 16))  # the float32 bits, exactly
+    is_nan = b.compare("GT", and_mask(b, h, 0x7FFF), const_like(b, h, _BF16_INF))
+    quiet_nan = or_mask(b, and_mask(b, h, 0x8000), _F16_QUIET_NAN)
+    bits = b.select(is_nan, quiet_nan, _narrowed_bits(b, wide, float16))
+    return _as_16_bit(b, bits, float16)
+
+
+def _narrowed_bits(b: FunctionBuilder, u: Value, target: DType) -> Value:
+    """The float32 bits ``u`` (ui32) rounded to ``target``: its 16 bits, in a ui32."""
     sign = and_mask(b, shr(b, u, 16), 0x8000)
     a = and_mask(b, u, _F32_ABS_MASK)
     is_nan = b.compare("GT", a, const_like(b, a, _F32_INF))
@@ -49,8 +82,11 @@ def narrow_f32(b: FunctionBuilder, x: Value, target: DType) -> Value:
         magnitude = b.select(is_nan, _f16_nan(b, kept), _f16_finite(b, a, kept))
     else:
         magnitude = b.select(is_nan, const_like(b, a, 0x7FC0), _bf16_finite(b, a))
-    bits = b.convert(b.binary("or", sign, magnitude), _UINT16)
-    return b.bitcast(bits, target)
+    return b.binary("or", sign, magnitude)
+
+
+def _as_16_bit(b: FunctionBuilder, bits: Value, target: DType) -> Value:
+    return b.bitcast(b.convert(bits, _UINT16), target)
 
 
 def narrow_f64(b: FunctionBuilder, x: Value, target: DType) -> Value:

@@ -11,6 +11,7 @@ import pytest
 
 import vkml
 from vkml.passes.registry import PIPELINE
+from vkml.runtime.vulkan import vulkan_device_reports
 
 SIGN = np.uint32(0x80000000)
 
@@ -147,6 +148,30 @@ def test_bfloat16_arithmetic_keeps_the_sign_of_nan_like_the_reference() -> None:
         x = vkml.tensor(data, device=device).astype(vkml.bfloat16)
         results.append((x * 2.0).numpy().view(np.uint16).tolist())
     assert results == [[0xFFC0, 0x7FC0], [0xFFC0, 0x7FC0]]
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else []))
+def test_float16_and_bfloat16_convert_into_each_other_like_ml_dtypes_on_all_patterns(
+    device: str,
+) -> None:
+    """All 2**16 patterns each way, NaN bits included, and widened again in the same module
+    (where IREE's codegen dropped the bfloat16 rounding of f16 -> bf16 -> f32)."""
+    patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    dev = vkml.device(device)
+    for source, target in ((np.float16, ml_dtypes.bfloat16), (ml_dtypes.bfloat16, np.float16)):
+        x = patterns.view(source)
+        with np.errstate(invalid="ignore"):
+            want = x.astype(target)
+        t = vkml.tensor(x, device=dev).astype(vkml.dtypes.to_dtype(np.dtype(target)))
+        wide = t.astype(vkml.float32)
+        vkml.realize(t, wide)
+        what = f"{np.dtype(source).name} -> {np.dtype(target).name} on {device}"
+        assert_same_bits(patterns, t.numpy().view(np.uint16), want.view(np.uint16), what)
+        with np.errstate(invalid="ignore"):
+            wide_want = want.astype(np.float32)
+        finite = np.isfinite(wide_want)
+        np.testing.assert_array_equal(wide.numpy()[finite], wide_want[finite], err_msg=what)
+        assert np.isnan(wide.numpy()[~finite & np.isnan(wide_want)]).all(), what
 
 
 def test_pipeline_leaves_no_f32_to_16_bit_convert() -> None:
