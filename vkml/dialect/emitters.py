@@ -333,10 +333,17 @@ def emit_concatenate(
 def emit_matmul(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
-    """Batched matmul on operands of rank >= 2; 16-bit floats accumulate in float32."""
+    """Batched matmul on operands of rank >= 2; 16-bit floats accumulate in float32.
+
+    16-bit operands go into the ``dot_general`` as they are, with a float32 result: the
+    widening happens inside the matmul (``linalg.matmul`` extends each element it reads).
+    Widened outside, the convert and its fence would be a producer IREE 3.13 fuses into the
+    matmul's dispatch, which its Vulkan code shares through workgroup memory without a
+    barrier: wrong sums on lavapipe (``tests/py/frontend/test_matmul_operands.py``).
+    """
     x, y = xs
     batch = out.shape[:-2]
     acc = compute_dtype(out.dtype)
-    x = b.prepare(x, batch + x.shape[-2:], acc)
-    y = b.prepare(y, batch + y.shape[-2:], acc)
+    x = b.prepare(x, batch + x.shape[-2:], out.dtype)
+    y = b.prepare(y, batch + y.shape[-2:], out.dtype)
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)

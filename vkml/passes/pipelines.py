@@ -19,8 +19,12 @@ PIPELINE: tuple[str, ...] = (
 # Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
 # Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
 # pass's docstring for what was measured). Division first: its integer recipe has no NaN
-# for the NaN pass to guard.
-VULKAN_PASSES: tuple[str, ...] = ("vkml-exact-divide", "vkml-vulkan-nan")
+# for the NaN pass to guard. The matmul operands last: they see every op the others emitted.
+VULKAN_PASSES: tuple[str, ...] = (
+    "vkml-exact-divide",
+    "vkml-vulkan-nan",
+    "vkml-isolate-widened-operands",
+)
 
 # Passes for a target whose driver caps shader loops (lavapipe), first of all: what they emit
 # goes through the rest of the pipeline like anything else.

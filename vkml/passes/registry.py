@@ -10,6 +10,7 @@ from types import ModuleType
 
 from vkml.passes import (
     exact_divide,
+    isolate_widened_operands,
     pairwise_integer_reductions,
     pairwise_reductions,
     soft_f16,
@@ -27,6 +28,7 @@ PASSES: dict[str, ModuleType] = {
     exact_divide.ARGUMENT: exact_divide,
     split_contractions.ARGUMENT: split_contractions,
     pairwise_integer_reductions.ARGUMENT: pairwise_integer_reductions,
+    isolate_widened_operands.ARGUMENT: isolate_widened_operands,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name

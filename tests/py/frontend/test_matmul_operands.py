@@ -1,0 +1,100 @@
+"""Matmuls whose operands are computed in the same module, on every device, exactly.
+
+IREE 3.13 fuses a widening elementwise producer of a matmul operand (``f16 -> f32`` and
+anything after it, such as Vulkan's float fence) into the matmul's dispatch; its SPIR-V
+``BaseDistribute`` pipeline then writes that operand to workgroup memory and reads it in
+other invocations with no barrier in between. On lavapipe the first row of a small float16
+matmul came back with terms missing (``[[1, 2]] @ [[0..4], [5..9]]`` gave ``[0, 1, 2, 3, 4]``).
+The operands here are small integers, so every product and sum is exact in float32 and the
+result must equal NumPy's float64 matmul rounded once to the result's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import vkml
+from vkml.runtime.vulkan import vulkan_device_reports
+
+DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
+
+# (batch, m, k, n): one workgroup or a few, odd and even, and one larger than a tile
+SHAPES = [(1, 2, 2, 5), (2, 3, 5, 2), (3, 5, 5, 5), (1, 4, 4, 4), (2, 17, 9, 33), (1, 100, 200, 50)]
+BROADCAST = (3, 4, 5, 3)  # the right operand (k, n) broadcast over the batch
+
+Operand = Callable[[vkml.Tensor], vkml.Tensor]
+
+# how each operand is made inside the module, from integer-valued data of its dtype
+OPERANDS: dict[str, tuple[str, Operand]] = {
+    "float16": ("float16", lambda t: t),
+    "bfloat16": ("bfloat16", lambda t: t),
+    "float16 negated": ("float16", lambda t: -t),
+    "float16 as float32": ("float16", lambda t: t.astype(vkml.float32)),
+    "float16 as float32, negated": ("float16", lambda t: -t.astype(vkml.float32)),
+    "bfloat16 as float32, doubled": ("bfloat16", lambda t: t.astype(vkml.float32) * 2.0),
+    "int32 as float32": ("int32", lambda t: t.astype(vkml.float32)),
+    "float32 negated": ("float32", lambda t: -t),
+    "bool as float32": ("bool", lambda t: t.astype(vkml.float32)),
+    "float16 where a mask": ("float16", lambda t: vkml.where(t > 0, t, -t)),
+    "float16 transposed twice, times one": (
+        "float16",
+        lambda t: t.transpose(-2, -1).transpose(-2, -1) * 1.0,
+    ),
+}
+
+
+def _supports(device: vkml.Device, dtype: str) -> bool:
+    return device.supports("astype", vkml.dtypes.to_dtype(dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_matmul_of_operands_computed_in_the_module_is_exact(device: str) -> None:
+    dev = vkml.device(device)
+    rng = np.random.default_rng(5)
+    cases, tensors = [], []
+    for name, (dtype, make) in OPERANDS.items():
+        if not _supports(dev, dtype):
+            continue
+        for batch, m, k, n in SHAPES:
+            a = rng.integers(-4, 5, size=(batch, m, k))
+            b = rng.integers(-4, 5, size=(batch, k, n))
+            ta, tb = _operand(make, a, dtype, dev), _operand(make, b, dtype, dev)
+            want = make_numpy(name, a) @ make_numpy(name, b)
+            cases.append((name, (batch, m, k, n), want))
+            tensors.append(ta @ tb)
+        batch, m, k, n = BROADCAST
+        a = rng.integers(-4, 5, size=(batch, m, k))
+        b = rng.integers(-4, 5, size=(k, n))
+        cases.append((name, "broadcast", make_numpy(name, a) @ make_numpy(name, b)))
+        tensors.append(_operand(make, a, dtype, dev) @ _operand(make, b, dtype, dev))
+    vkml.realize(*tensors)
+    wrong = []
+    for (name, shape, want), t in zip(cases, tensors):
+        got = t.numpy()
+        want = want.astype(got.dtype).astype(np.float64)  # one rounding, of the exact sum
+        got = got.astype(np.float64)
+        if not np.array_equal(got, want):
+            rows = sorted({int(r) for r in np.argwhere(got != want)[:, 1]})
+            wrong.append(f"{name} {shape}: {int((got != want).sum())} wrong, rows {rows[:8]}")
+    assert not wrong, f"{device}:\n" + "\n".join(wrong)
+
+
+def _operand(make: Operand, x: np.ndarray, dtype: str, dev: vkml.Device) -> vkml.Tensor:
+    return make(vkml.tensor(x.astype(vkml.dtypes.to_dtype(dtype).numpy), device=dev))
+
+
+def make_numpy(name: str, x: np.ndarray) -> np.ndarray:
+    """The operand ``name`` makes from the integers ``x``, in float64 (all exact)."""
+    x = x.astype(np.float64)
+    if name.startswith("bool"):
+        return (x != 0).astype(np.float64)
+    if "mask" in name:
+        return np.abs(x)
+    if "negated" in name:
+        return -x
+    if "doubled" in name:
+        return 2.0 * x
+    return x

@@ -1,0 +1,36 @@
+"""vkml-isolate-widened-operands: which matmul operands get a dispatch of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import vkml
+from vkml.passes.pipeline import run_passes
+from vkml.passes.pipelines import VULKAN_PASSES, pipeline_for
+
+PASS = ("vkml-isolate-widened-operands",)
+
+
+def _barriers(*roots: vkml.Tensor) -> int:
+    return run_passes(vkml.emit_mlir(*roots), PASS).count("stablehlo.optimization_barrier")
+
+
+def test_an_operand_widened_and_computed_on_passes_through_a_barrier() -> None:
+    x = vkml.tensor(np.ones((2, 3), np.float16))
+    w = vkml.tensor(np.ones((3, 4), np.float32))
+    assert _barriers(x.astype(vkml.float32) * 2.0 @ w) == 1
+    assert _barriers(vkml.tensor(np.ones((2, 3), bool)).astype(vkml.float32) @ w) == 1
+
+
+def test_operands_of_their_own_width_pass_as_they_are() -> None:
+    x = vkml.tensor(np.ones((2, 3), np.float16))
+    y = vkml.tensor(np.ones((3, 4), np.float16))
+    w = vkml.tensor(np.ones((3, 4), np.float32))
+    assert _barriers(x @ y, (-x) @ (y * 2.0)) == 0  # 16-bit operands: the matmul widens them
+    assert _barriers(vkml.tensor(np.ones((2, 3), np.float32)) * 3.0 @ w) == 0
+    assert _barriers(vkml.tensor(np.ones((2, 3), np.int32)).astype(vkml.float32) @ w) == 0
+
+
+def test_only_vulkan_compiles_run_it() -> None:
+    assert PASS[0] in VULKAN_PASSES
+    assert PASS[0] not in pipeline_for("llvm-cpu")
