@@ -267,7 +267,13 @@ def _check_pieces(
         for i, o in ok.items()
     }  # fmt: skip
     failures = _realize(device.name, pieces, observed)
-    seen = {i: {k: pieces[i].built.values[k].numpy() for k in observed[i]} for i in pieces}
+    first = {f.graph for f in failures}
+    # a graph that crashed alone has nothing realized; one batch-only crash leaves them all so
+    seen = {
+        i: {k: pieces[i].built.values[k].numpy() for k in observed[i]}
+        for i in pieces
+        if i not in first and -1 not in first
+    }
     failures += _realize(device.name, pieces, {i: p.outputs for i, p in pieces.items()})
     crashed = {f.graph for f in failures}
     for i in pieces:
@@ -279,7 +285,7 @@ def _check_pieces(
             want = whole[i].built.values[k].numpy()
             got = {
                 "realized in pieces": pieces[i].built.values[k].numpy(),
-                "observed first": seen[i].get(k),
+                "observed first": seen.get(i, {}).get(k),
             }
             for how, array in got.items():
                 if array is None:
