@@ -343,6 +343,9 @@ def emit_matmul(
     """
     x, y = xs
     batch = out.shape[:-2]
+    if 0 in out.shape or x.shape[-1] == 0:
+        # an empty sum is 0 (NumPy's +0.0); IREE's compiler dies of SIGFPE on a zero extent
+        return b.broadcast(b.constant(0, out.dtype), out.shape)
     acc = compute_dtype(out.dtype)
     x = b.prepare(x, batch + x.shape[-2:], out.dtype)
     y = b.prepare(y, batch + y.shape[-2:], out.dtype)

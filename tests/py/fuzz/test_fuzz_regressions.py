@@ -107,7 +107,7 @@ def test_loops_starting_from_one_value_run(name: str, constant: bool) -> None:
         assert_bit_exact(g.numpy(), w.numpy(), f"value {k}")
 
 
-# found by the campaign (seed 0), not shrunk yet: empty int64 inputs through cond and matmul
+# found by the campaign (seed 0), not shrunk: empty int64 inputs through cond and matmul
 SIGFPE = Case(
     (Input("int64", (0,), "integral", 112), Input("int64", (1,), "integral", 730)),
     (
@@ -122,13 +122,21 @@ SIGFPE = Case(
 )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True, raises=vkml.CompileError,
-    reason="iree-compile crashes with SIGFPE for llvm-cpu on this graph of empty int64 "
-    "tensors (a division by a zero extent, presumably); not fixed",
+# found by the campaign: a bfloat16 (1, 1, 0) @ (4, 0, 1) matmul, an empty contraction
+EMPTY_CONTRACTION = Case(
+    (Input("bfloat16", (1, 1, 0), "normal", 65535), Input("bfloat16", (4, 0, 1), "integral", 4230)),
+    (Step("matmul", 180, 97, 255, (217, 106, 167, 150)), Step("creation", 76, 86, 89, (213,))),
+    observe=(126, 152),
 )  # fmt: skip
-def test_cpu_compiles_empty_int64_cond_matmul_graph() -> None:
-    _realize_case(SIGFPE, "cpu")
+
+
+@pytest.mark.parametrize("case", [SIGFPE, EMPTY_CONTRACTION], ids=["int64-cond", "bf16-k0"])
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_matmuls_with_a_zero_extent_compile_and_give_zeros(name: str, case: Case) -> None:
+    """iree-compile died of SIGFPE on a matmul with a zero extent (a division by it,
+    presumably), on cpu and Vulkan; an empty matmul is now zeros, without a dot_general."""
+    ref, _ = oracles([case])
+    assert run_device(ref, vkml.device(name), Tally()) == []
 
 
 # the campaign's case: a bool (1,) stacked with itself; on vulkan:0 the replay of its
