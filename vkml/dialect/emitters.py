@@ -217,6 +217,12 @@ def emit_while(
     # global), a value another loop also starts from, or a value that is also a result
     # failed at run time ("queue_dealloca buffer was not returned by queue_alloca", "transient
     # buffer has already been queued for deallocation").
+    # The results pass through a barrier too. IREE 3.13 runs a counted loop (``i < n``) as
+    # a host ``scf.for`` and deallocates the buffer it ends with; after zero turns that is
+    # the buffer it started from, a slice of a larger allocation on Vulkan, and the call
+    # failed ("queue_dealloca buffer was not returned by queue_alloca": every counted
+    # Vulkan loop of zero turns). Behind a barrier IREE cannot follow the results' lifetime,
+    # so it leaves their buffers to reference counting and deallocates none of them.
     xs = b.barrier([b.own_buffer(x) for x in xs])
     types = [v.type for v in xs]
     with b.block(types) as test:
@@ -224,7 +230,7 @@ def emit_while(
         test.yield_([flag])
     with b.block(types) as step:
         step.yield_(body(step.args))
-    return tuple(b.while_loop(xs, test, step))
+    return tuple(b.barrier(b.while_loop(xs, test, step)))
 
 
 def emit_result(
