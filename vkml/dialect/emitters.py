@@ -353,6 +353,9 @@ def emit_matmul(
         # an empty sum is 0 (NumPy's +0.0); IREE's compiler dies of SIGFPE on a zero extent
         return b.broadcast(b.constant(0, out.dtype), out.shape)
     acc = compute_dtype(out.dtype)
-    x = b.prepare(x, batch + x.shape[-2:], out.dtype)
-    y = b.prepare(y, batch + y.shape[-2:], out.dtype)
+    # a 1 x 1 x 1 product IREE turns into a multiply, which it cannot do on mixed types
+    single = x.shape[-2] == x.shape[-1] == y.shape[-1] == 1
+    operand = acc if single else out.dtype
+    x = b.prepare(x, batch + x.shape[-2:], operand)
+    y = b.prepare(y, batch + y.shape[-2:], operand)
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)

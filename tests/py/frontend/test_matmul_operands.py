@@ -6,7 +6,8 @@ anything after it, such as Vulkan's float fence) into the matmul's dispatch; its
 other invocations with no barrier in between. On lavapipe the first row of a small float16
 matmul came back with terms missing (``[[1, 2]] @ [[0..4], [5..9]]`` gave ``[0, 1, 2, 3, 4]``).
 The operands here are small integers, so every product and sum is exact in float32 and the
-result must equal NumPy's float64 matmul rounded once to the result's dtype.
+result must equal NumPy's float64 matmul rounded once to the result's dtype. (A bool cast to
+an integer that a matmul consumed, IREE folded into the matmul as a signed i1: true was -1.)
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ OPERANDS: dict[str, tuple[str, Operand]] = {
     "int32 as float32": ("int32", lambda t: t.astype(vkml.float32)),
     "float32 negated": ("float32", lambda t: -t),
     "bool as float32": ("bool", lambda t: t.astype(vkml.float32)),
+    "bool as int32": ("bool", lambda t: t.astype(vkml.int32)),
+    "int32 nonzero, as int32": ("int32", lambda t: (t != 0).astype(vkml.int32)),
     "float16 where a mask": ("float16", lambda t: vkml.where(t > 0, t, -t)),
     "float16 transposed twice, times one": (
         "float16",
@@ -89,7 +92,7 @@ def _operand(make: Operand, x: np.ndarray, dtype: str, dev: vkml.Device) -> vkml
 def make_numpy(name: str, x: np.ndarray) -> np.ndarray:
     """The operand ``name`` makes from the integers ``x``, in float64 (all exact)."""
     x = x.astype(np.float64)
-    if name.startswith("bool"):
+    if name.startswith("bool") or "nonzero" in name:
         return (x != 0).astype(np.float64)
     if "mask" in name:
         return np.abs(x)
@@ -98,3 +101,12 @@ def make_numpy(name: str, x: np.ndarray) -> np.ndarray:
     if "doubled" in name:
         return 2.0 * x
     return x
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_one_element_product_of_a_value_with_itself_compiles(device: str, dtype: str) -> None:
+    """IREE turns a 1 x 1 x 1 matmul into a multiply, which it cannot do on 16-bit operands
+    with a float32 result ("failed to legalize 'stablehlo.multiply'"); found by fuzzing."""
+    x = vkml.tensor(np.array([3.0], np.float32), device=device).astype(vkml.dtypes.to_dtype(dtype))
+    assert float((x @ x).numpy()) == 9.0
