@@ -236,10 +236,8 @@ class FunctionBuilder(StructuralOps):
             # convert i32 -> bf16 directly); exact for every integer a float16 can hold
             v = self.convert(v, float32)
         if v.dtype.kind == "bool":
-            # a select, not a convert: IREE's llvm-cpu rewrites (float(b) * y) into
-            # (b ? y : 0), which turns 0 * inf into 0 instead of NaN; and IREE folds a
-            # converted bool into a matmul that consumes it as a *signed* i1, so true became
-            # -1 on Vulkan (x @ (x != 0).astype(int32) gave -20 for [5, 7, 8])
+            # a select: IREE's llvm-cpu made (float(b) * y) (b ? y : 0), losing 0 * inf = NaN,
+            # and a matmul read a converted bool as a signed i1 (true = -1) on Vulkan
             one = self.broadcast(self.constant(1, dtype), v.shape)
             return self.select(v, one, self.broadcast(self.constant(0, dtype), v.shape))
         converted = self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
