@@ -11,7 +11,7 @@ test_matmul_operands.py``). IREE has no flag against it, so only Vulkan compiles
 IREE its 16-bit operands, which the matmul widens as it reads them.
 
 Invariant: no ``stablehlo.dot_general`` operand is computed, through ops IREE fuses, from a
-non-splat value of a narrower element type; where one was, it passes through a
+non-constant, non-scalar value of a narrower element type; where one was, it passes through a
 ``stablehlo.optimization_barrier`` (IREE fuses nothing across one), so the widening runs in a
 dispatch of its own and the matmul reads the result from memory. The barrier ends one queue
 submission and starts another (one more queue operation per such operand).
@@ -20,6 +20,7 @@ submission and starts another (one more queue operation per such operand).
 from __future__ import annotations
 
 from vkml.dialect.ir import ir
+from vkml.dialect.rewrite import find_ops
 
 ARGUMENT = "vkml-isolate-widened-operands"
 DESCRIPTION = "give each matmul operand widened from narrower data its own dispatch (Vulkan)"
@@ -39,7 +40,7 @@ def _bits(t: ir.Type) -> int:
 
 
 def _narrowest_input(value: ir.Value) -> int | None:
-    """The fewest bits of any non-splat, non-scalar value the ops IREE could fuse into
+    """The fewest bits of any non-constant, non-scalar value the ops IREE could fuse into
     ``value``'s producer read (None if they read none)."""
     narrowest: int | None = None
     seen: set[ir.Value] = set()
@@ -64,14 +65,7 @@ def _narrowest_input(value: ir.Value) -> int | None:
 
 def run(module: ir.Operation) -> None:
     """Put each widened operand of a ``dot_general`` of ``module`` behind a barrier."""
-    dots: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "stablehlo.dot_general":
-            dots.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    dots = find_ops(module, lambda op: op.name == "stablehlo.dot_general")
     for dot in dots:
         for i, operand in enumerate(list(dot.operands)):
             narrowest = _narrowest_input(operand)
