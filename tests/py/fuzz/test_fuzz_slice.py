@@ -1,4 +1,4 @@
-"""The fast slice of the fuzzing campaign (scripts/stress/fuzz.py runs the long one).
+"""The fast slice of the fuzzing campaign (scripts/stress/fuzz_campaign.py runs the long one).
 
 Derandomized hypothesis batches of fuzzed graphs on cpu and vulkan:0, each checked against
 the reference by tests/py/fuzz/checker.py's rule and realized again in pieces; plus fixed

@@ -7,7 +7,7 @@ of ``tests/py/fuzz/checker.py``, then realized again in pieces. A failing batch 
 hypothesis (on the failing devices only) to a minimal graph, printed for a regression test;
 the campaign then goes on with the next seed. Progress is printed after every batch.
 
-    .venv/bin/python scripts/stress/fuzz.py --graphs 10000 --devices cpu,vulkan:0
+    .venv/bin/python scripts/stress/fuzz_campaign.py --graphs 10000 --devices cpu,vulkan:0
 
 ``run(graphs, devices)`` returns the markdown section ``scripts/stress/run.py`` writes.
 """
@@ -15,11 +15,13 @@ the campaign then goes on with the next seed. Progress is printed after every ba
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +36,12 @@ import vkml
 BATCH = 40  # graphs per realize: compile time grows slower than the graphs in a batch
 MAX_STEPS = 10
 MAX_REPEAT = 150  # one graph in ten is a step list replayed up to this often (~1,000+ nodes)
+CHUNK = 25  # batches per hypothesis seed (its first batch is hypothesis's simplest one)
+
+
+class OutOfTime(BaseException):
+    """The sitting's time is up: not an Exception, so hypothesis does not take it for a
+    failure to shrink."""
 
 
 @dataclass
@@ -46,10 +54,21 @@ class Campaign:
     minimal: list[str] = field(default_factory=list)
     shrinking: list[str] | None = None  # the failing devices, while hypothesis shrinks
     started: float = field(default_factory=time.perf_counter)
+    seed: int = 0  # the hypothesis seed being drawn from
+    done: int = 0  # batches of that seed checked; a resumed sitting draws that many unchecked
+    # first (hypothesis need not draw the same batches after them as an unbroken run would)
+    skip: int = 0
+    deadline: float | None = None
+    save: Callable[[], None] = lambda: None
 
     def check(self, batch: list[Case]) -> None:
         """One batch on every device (only the failing ones while shrinking); raises on a
         failure so that hypothesis shrinks it."""
+        if self.skip:
+            self.skip -= 1
+            return
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise OutOfTime
         ref, found = oracles(batch)
         devices = [d for d in self.devices if self.shrinking is None or d.name in self.shrinking]
         throwaway = self.shrinking is not None
@@ -58,6 +77,10 @@ class Campaign:
             found += run_device(ref, device, tally, pieces=True)
         if not throwaway:
             self._count_reference(ref, found)
+            self.done += 1
+            if found:
+                self.minimal.append(_describe(found, batch))  # as found; shrinking may refine it
+            self.save()
             self.progress()
         if found:
             self.shrinking = sorted({f.device for f in found if f.device != "reference"})
@@ -101,32 +124,98 @@ def run_chunk(campaign: Campaign, chunk_seed: int, n_batches: int, shrink: bool)
     try:
         property()
     except AssertionError as exc:
-        campaign.minimal.append(str(exc))
-        print(f"[fuzz] minimal failure (seed {chunk_seed}):\n{exc}", flush=True)
+        if shrink:
+            campaign.minimal.append(f"(shrunk) {exc}")
+        print(f"[fuzz] failure (seed {chunk_seed}):\n{exc}", flush=True)
     campaign.shrinking = None
 
 
-def run(graphs: int, devices: list[str], shrink: bool = True) -> str:
+def run(
+    graphs: int,
+    devices: list[str],
+    shrink: bool = True,
+    progress: Path | None = None,
+    minutes: float | None = None,
+) -> str:
     """Fuzz ``graphs`` graphs on each of ``devices`` (and the reference); the report as a
-    markdown section: graphs per device, nodes, crashes, contract violations, seconds."""
+    markdown section: graphs per device, nodes, crashes, contract violations, seconds.
+
+    With ``progress`` (a JSON file) the campaign starts from what the file holds and writes
+    it back after every chunk of batches, so it can run in several sittings; ``minutes``
+    ends a sitting at the first chunk boundary after that long."""
     os.environ.setdefault("VKML_CACHE_DIR", tempfile.mkdtemp(prefix="vkml-fuzz-"))
     campaign = Campaign([vkml.device(d) for d in devices], {d: Tally() for d in devices})
-    chunk_seed = 0
-    while min(t.graphs for t in campaign.tallies.values()) < graphs:
-        left = graphs - min(t.graphs for t in campaign.tallies.values())
-        run_chunk(campaign, chunk_seed, max(1, -(-left // BATCH)), shrink)
-        chunk_seed += 1
-    return report(campaign)
+    sittings, before = _resume(campaign, progress)
+    sitting = time.perf_counter()
+    if minutes is not None:
+        campaign.deadline = sitting + 60 * minutes
+    if progress is not None:
+        campaign.save = lambda: _save(
+            progress, campaign, sittings, before + time.perf_counter() - sitting
+        )
+    try:
+        while min(t.graphs for t in campaign.tallies.values()) < graphs:
+            left = -(-(graphs - min(t.graphs for t in campaign.tallies.values())) // BATCH)
+            campaign.skip = campaign.done
+            run_chunk(campaign, campaign.seed, min(CHUNK, campaign.done + left), shrink)
+            campaign.seed, campaign.done = campaign.seed + 1, 0
+            campaign.save()
+    except OutOfTime:
+        print(f"[fuzz] {minutes} minutes are up; the next sitting resumes at seed {campaign.seed}")
+    return report(campaign, graphs, sittings)
 
 
-def report(campaign: Campaign) -> str:
+def _resume(campaign: Campaign, progress: Path | None) -> tuple[int, float]:
+    """Load ``progress`` into ``campaign``; this sitting's number and the seconds of the
+    sittings before (1, 0.0 for a fresh campaign)."""
+    if progress is None or not progress.exists():
+        return 1, 0.0
+    state = json.loads(progress.read_text())
+    if sorted(state["tallies"]) != sorted(campaign.tallies):
+        raise SystemExit(
+            f"{progress} holds a campaign on {', '.join(sorted(state['tallies']))}, not on "
+            f"{', '.join(sorted(campaign.tallies))}: delete it to start a new campaign"
+        )
+    campaign.tallies = {name: Tally(**t) for name, t in state["tallies"].items()}
+    campaign.reference = Tally(**state["reference"])
+    campaign.minimal = list(state["minimal"])
+    campaign.seed, campaign.done = state["seed"], state["done"]
+    print(f"[fuzz] resuming at seed {campaign.seed}, batch {campaign.done + 1}")
+    return state["sittings"] + 1, state["seconds"]
+
+
+def _save(progress: Path, campaign: Campaign, sittings: int, seconds: float) -> None:
+    state = {
+        "seed": campaign.seed,
+        "done": campaign.done,
+        "sittings": sittings,
+        "seconds": seconds,
+        "tallies": {name: asdict(t) for name, t in campaign.tallies.items()},
+        "reference": asdict(campaign.reference),
+        "minimal": campaign.minimal,
+    }
+    tmp = progress.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1) + "\n")
+    tmp.replace(progress)  # a killed sitting leaves the last whole state
+
+
+def report(campaign: Campaign, target: int, sittings: int = 1) -> str:
+    done = min(t.graphs for t in campaign.tallies.values())
+    status = (
+        f"**{done:,} of the {target:,} graphs per device so far** (the campaign resumes from "
+        "benchmarks/results/fuzz-progress.json)"
+        if done < target
+        else f"{target:,} graphs per device reached"
+    )
     lines = [
         "## Fuzzing",
         "",
         (
             "Hypothesis-generated graphs (tests/py/fuzz), each realized on the device and on "
             "`reference` and checked by the contract rule of tests/py/fuzz/checker.py, and "
-            f"realized again in pieces; {BATCH} graphs per compile."
+            f"realized again in pieces; {BATCH} graphs per compile. {status}; "
+            f"{sittings} sitting(s), hypothesis seeds 0-{campaign.seed} of up to "
+            f"{CHUNK} batches each."
         ),
         "",
         "| device | graphs | nodes | crashes | contract violations | seconds |",
@@ -142,7 +231,7 @@ def report(campaign: Campaign) -> str:
         lines.append(f"- {name}: outputs checked by class: {counted}")
     lines.append(f"- reference crashes: {campaign.reference.crashes}")
     for failure in campaign.minimal:
-        lines.append(f"- minimal failure: `{failure.splitlines()[0][:300]}`")
+        lines.append(f"- failure: `{failure.splitlines()[0][:300]}`")
     return "\n".join(lines) + "\n"
 
 
@@ -151,8 +240,11 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=10_000, help="graphs per device")
     parser.add_argument("--devices", default="cpu,vulkan:0", help="comma-separated devices")
     parser.add_argument("--no-shrink", action="store_true", help="record failures unshrunk")
+    parser.add_argument("--progress", type=Path, help="JSON file to resume from and save to")
+    parser.add_argument("--minutes", type=float, help="stop after this long (at a chunk's end)")
     args = parser.parse_args()
-    print(run(args.graphs, args.devices.split(","), shrink=not args.no_shrink))
+    devices = args.devices.split(",")
+    print(run(args.graphs, devices, not args.no_shrink, args.progress, args.minutes))
 
 
 if __name__ == "__main__":
