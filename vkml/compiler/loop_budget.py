@@ -11,11 +11,19 @@ of a wrong answer at run time.
 
 How: IREE compiles the module with its IR printed, one file per executable, right before
 the conversion to SPIR-V (``--mlir-print-ir-before`` into ``--mlir-print-ir-tree-dir``).
-There every loop is an ``scf.for`` over 32-bit or index constants. A dispatch's *budget* is
+There every loop is an ``scf.for`` over 32-bit or index values. A dispatch's *budget* is
 the iterations one invocation can run in all: the sum over its loops of the loop's trip
 count times those of the loops around it. A loop whose trip count cannot be bounded makes
 the budget unknown, which fails the check as an exceeded one does. The count is an upper
 bound: the driver may unroll short loops, which only lowers it.
+
+A trip count is bounded from what the IR says of the loop's bounds (``_Ranges``): constants,
+the ranges IREE asserts with ``util.assume.int`` (a dynamic size it knows, such as the
+element count of IREE's own ``__builtin_fill_i64``), the ``upper_bound`` of a workgroup or
+thread id and count (a count is at least 1), and the casts, products and sums of those. The
+loop runs at most ``ceil((max upper - min lower) / min step)`` times; a value the ranges say
+nothing of is unbounded above and 0 below (IREE's distributed loops start at a thread's or
+workgroup's non-negative offset).
 """
 
 from __future__ import annotations
@@ -34,6 +42,17 @@ _FUNC = re.compile(r"^\s*func\.func @([\w$.-]+)")
 _CONSTANT = re.compile(r"^\s*(%[\w$.-]+) = arith\.constant (-?\d+) : (?:i\d+|index)(?:\s|$)")
 _FOR = re.compile(r"\bscf\.for (%[\w$.-]+) = (%[\w$.-]+) to (%[\w$.-]+) step (%[\w$.-]+)")
 _UNBOUNDED = re.compile(r"\b(scf\.while|cf\.br|cf\.cond_br)\b")
+_RESULT = r"(%[\w$.-]+) = "
+_ASSUME = re.compile(r"^\s*(%[\w$.-]+)(?::(\d+))? = util\.assume\.int (.*?) : ")
+_ASSUMED = re.compile(r"(%[\w$.-]+)\[([^\]]*)\]")
+_ROW = re.compile(r"<([^>]*)>")
+_IDS = re.compile(
+    _RESULT + r"(?:gpu\.(thread_id|block_dim) \w|hal\.interface\.workgroup\.(id|count|size)\[\d\])"
+    r"(?: upper_bound (\d+))?"
+)
+_SIZES = ("block_dim", "count", "size")  # at least 1; an id is at least 0
+_CAST = re.compile(_RESULT + r"arith\.index_cast(?:ui)? (%[\w$.-]+) ")
+_ARITH = re.compile(_RESULT + r"arith\.(muli|addi) (%[\w$.-]+), (%[\w$.-]+)\b")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -52,11 +71,79 @@ class Budget:
     loops: tuple[int | None, ...]
 
 
+class _Ranges:
+    """What one function's IR bounds its values to: ``low[v] <= v <= high[v]`` (a value in
+    neither map is taken as 0 below and unbounded above)."""
+
+    def __init__(self) -> None:
+        self.low: dict[str, int] = {}
+        self.high: dict[str, int] = {}
+
+    def read(self, line: str) -> None:
+        """Learn the bounds the op on ``line`` gives its result, if it is one that does."""
+        if m := _CONSTANT.match(line):
+            self._set(m.group(1), int(m.group(2)), int(m.group(2)))
+        elif m := _ASSUME.match(line):
+            self._assume(m.group(1), m.group(2), m.group(3))
+        elif m := _IDS.search(line):
+            value, gpu, hal, bound = m.groups()
+            size = (gpu or hal) in _SIZES
+            top = None if bound is None else int(bound) - (0 if size else 1)
+            self._set(value, 1 if size else 0, top)
+        elif m := _CAST.search(line):
+            self._set(m.group(1), self.low.get(m.group(2), 0), self.high.get(m.group(2)))
+        elif m := _ARITH.search(line):
+            value, op, a, b = m.groups()
+            combine = (lambda x, y: x * y) if op == "muli" else (lambda x, y: x + y)
+            la, lb = self.low.get(a, 0), self.low.get(b, 0)
+            ha, hb = self.high.get(a), self.high.get(b)
+            nonnegative = la >= 0 and lb >= 0
+            self._set(
+                value,
+                combine(la, lb) if nonnegative else 0,
+                combine(ha, hb) if nonnegative and ha is not None and hb is not None else None,
+            )
+
+    def _assume(self, first: str, count: str | None, operands: str) -> None:
+        """``util.assume.int``: each operand has one row of assumptions per case; the result
+        is within the widest row (unbounded above if a row has no ``umax``)."""
+        groups = _ASSUMED.findall(operands)
+        names = [first] if count is None else [f"{first}#{i}" for i in range(int(count))]
+        for name, (_, rows) in zip(names, groups, strict=False):
+            facts = [
+                dict(_fact(f) for f in row.split(",") if "=" in f) for row in _ROW.findall(rows)
+            ]
+            lows = [f.get("umin", 0) for f in facts]
+            highs = [f.get("umax") for f in facts]
+            top = None if not highs or None in highs else max(h for h in highs if h is not None)
+            self._set(name, min(lows, default=0), top)
+
+    def _set(self, value: str, low: int, high: int | None) -> None:
+        self.low[value] = low
+        if high is None:
+            self.high.pop(value, None)
+        else:
+            self.high[value] = high
+
+    def trip_count(self, lower: str, upper: str, step: str) -> int | None:
+        """At most how many times ``scf.for`` from ``lower`` to ``upper`` by ``step`` runs;
+        ``None`` when the upper bound has no known maximum or the step no positive minimum."""
+        hi, by = self.high.get(upper), self.low.get(step, 0)
+        if hi is None or by <= 0:
+            return None
+        return max(0, -(-(hi - self.low.get(lower, 0)) // by))
+
+
+def _fact(text: str) -> tuple[str, int]:
+    key, _, number = text.partition("=")
+    return key.strip(), int(number)
+
+
 def budgets(ir_text: str) -> list[Budget]:
     """The loop budget of every function in one executable's pre-SPIR-V IR ``ir_text``."""
     found: list[Budget] = []
     name: str | None = None
-    constants: dict[str, int] = {}
+    ranges = _Ranges()
     open_loops: list[tuple[int, int | None]] = []  # (brace depth outside the loop, trip count)
     trips: list[int | None] = []
     total: int | None = 0
@@ -66,14 +153,12 @@ def budgets(ir_text: str) -> list[Budget]:
         if started:
             if name is not None:
                 found.append(Budget(name, total, tuple(trips)))
-            name, constants, open_loops, trips, total = started.group(1), {}, [], [], 0
+            name, ranges, open_loops, trips, total = started.group(1), _Ranges(), [], [], 0
         elif name is not None:
-            constant = _CONSTANT.match(line)
-            if constant:
-                constants[constant.group(1)] = int(constant.group(2))
+            ranges.read(line)
             loop = _FOR.search(line)
             if loop:
-                trip = _trip_count(constants, *loop.group(2, 3, 4))
+                trip = ranges.trip_count(*loop.group(2, 3, 4))
                 enclosing = [t for _, t in open_loops]
                 trips.append(trip)
                 known = [t for t in enclosing if t is not None]
@@ -92,17 +177,6 @@ def budgets(ir_text: str) -> list[Budget]:
     if name is not None:
         found.append(Budget(name, total, tuple(trips)))
     return found
-
-
-def _trip_count(constants: dict[str, int], lower: str, upper: str, step: str) -> int | None:
-    """Iterations of ``scf.for`` from ``lower`` to ``upper`` by ``step``; ``None`` when the
-    upper bound or the step is not a constant. A lower bound that is not a constant is taken
-    as 0: IREE's distributed loops start at a thread's or workgroup's non-negative offset."""
-    hi, by = constants.get(upper), constants.get(step)
-    if hi is None or by is None or by <= 0:
-        return None
-    lo = constants.get(lower, 0)
-    return max(0, -(-(hi - lo) // by))
 
 
 def _net_braces(line: str) -> int:

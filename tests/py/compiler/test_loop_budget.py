@@ -67,6 +67,43 @@ def test_while_loops_have_no_budget() -> None:
     assert budget.iterations is None
 
 
+# IREE's own fill of 64-bit patterns (__builtin_fill_i64) as it reaches the check, trimmed: a
+# loop over workgroups whose bound is the element count, which IREE asserts with assume.int.
+FILL = """
+func.func @__builtin_fill_i64() {
+  %c8_i32 = arith.constant 8 : i32 loc(unknown)
+  %0 = hal.interface.constant.load layout(<constants = 1>) ordinal(0) : i32 loc("-":16:48)
+  %1 = util.assume.int %0[<umin = 4, umax = 4, udiv = 4>, <umin = 1, umax = COUNT>] : i32
+  %thread_id_x = gpu.thread_id x upper_bound 8 loc("-":21:12)
+  %workgroup_id_x = hal.interface.workgroup.id[0] upper_bound 65535 : index loc("-":21:12)
+  %workgroup_count_x = hal.interface.workgroup.count[0] upper_bound 65535 : index
+  %4 = arith.index_castui %workgroup_id_x : index to i32 loc("-":21:12)
+  %5 = arith.muli %4, %c8_i32 overflow<nsw> : i32 loc("-":21:12)
+  %6 = arith.index_castui %workgroup_count_x : index to i32 loc("-":21:12)
+  %7 = arith.muli %6, %c8_i32 overflow<nsw> : i32 loc("-":21:12)
+  scf.for %arg0 = %5 to %1 step %7  : i32 {
+  }
+  return
+}
+"""
+
+
+def test_loops_are_bounded_by_the_ranges_iree_asserts() -> None:
+    """The fill's loop runs at most (largest count) / (8 x the fewest workgroups, 1) times;
+    without the assumption, or with a row that has no maximum, it is unbounded."""
+    [budget] = loop_budget.budgets(FILL.replace("COUNT", "1000"))
+    assert budget.iterations == 125  # ceil((1000 - 0) / (1 * 8))
+    [budget] = loop_budget.budgets(FILL.replace("COUNT", "1"))
+    assert budget.iterations == 1
+    [budget] = loop_budget.budgets(FILL.replace(", umax = COUNT", ""))
+    assert budget.iterations is None
+    no_assume = FILL.replace("%1 = util.assume.int", "%1 = foo.op")
+    assert loop_budget.budgets(no_assume)[0].iterations is None
+    # a step whose minimum is not positive (an id, which may be 0) bounds nothing
+    by_id = FILL.replace("step %7", "step %5").replace("COUNT", "8")
+    assert loop_budget.budgets(by_id)[0].iterations is None
+
+
 def _native_sum(n: int) -> str:
     return (
         f"func.func @main(%a: tensor<{n}xi64>) -> tensor<i64> {{\n"

@@ -1,5 +1,5 @@
 """Minimal reproductions of failures the fuzzing campaign found, each shrunk by hypothesis
-and written out as a plain test (tests/py/fuzz/checker.py; scripts/stress/fuzz.py)."""
+and written out as a plain test (tests/py/fuzz/checker.py; scripts/stress/fuzz_campaign.py)."""
 
 from __future__ import annotations
 
@@ -187,3 +187,20 @@ def test_counted_loops_of_any_length_run(name: str, turns: int, carried: int) ->
     want = _counted_loops(vkml.reference, turns, carried)
     for k, (g, w) in enumerate(zip(got, want)):
         assert_bit_exact(g.numpy(), w.numpy(), f"value {k}")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "int32"])
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_several_wide_constants_realized_together_run(name: str, dtype: str) -> None:
+    """Two 64-bit constants realized together (``realize(full((4,), 7, int64), full((),
+    7, int64))``) were refused on lavapipe: IREE fills both with its own
+    ``__builtin_fill_i64`` dispatch, whose loop bound is the element count, which the loop
+    budget could not bound (now it reads IREE's ``util.assume.int`` on it). Found by the
+    fuzz campaign (seed 103) as a batch-only refusal: one constant alone is a plain copy."""
+    device = vkml.device(name)
+    dt = getattr(vkml, dtype)
+    shapes = [(4,), (), (2, 3), (70_000,)]
+    got = [vkml.full(s, 7, dtype=dt, device=device) for s in shapes]
+    vkml.realize(*got)
+    for s, t in zip(shapes, got, strict=True):
+        assert_bit_exact(t.numpy(), np.full(s, 7, dtype=np.dtype(dtype)), f"full({s}, 7)")
