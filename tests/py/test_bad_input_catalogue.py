@@ -500,9 +500,6 @@ def _rss_bytes() -> int:
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("make", sorted(HUGE))
 def test_huge_tensor_fails_before_allocating(make: str, device: str) -> None:
-    if (make, device) == ("arange", "vulkan:0"):
-        pytest.xfail("known bug: IREE's SPIR-V codegen cannot legalize an index constant past "
-                     "2**31 and vkml reports it as a CompileError, not a size error")  # fmt: skip
     survivors = Survivors()
     huge = HUGE[make](device)  # recording is free: a lazy tensor holds no memory
     peak = _rss_bytes()

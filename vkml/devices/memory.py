@@ -28,8 +28,9 @@ def check_fits_memory(
     doing: str, tensors: Sequence[tuple[Sequence[int], DType]], device: str
 ) -> None:
     """Raise DeviceMemoryError when ``tensors`` (shape, dtype pairs) take more bytes than the
-    machine has: no device that a process here can fill is larger than its host's memory in
-    a single request (a GPU's own memory is checked by the driver when IREE allocates)."""
+    machine has, on any device: a GPU's own memory is checked by the driver when IREE
+    allocates, but a result larger than the host's memory is refused first (a GPU with more
+    memory than its host is the one case this refuses what might fit)."""
     limit = host_memory_bytes()
     if limit is None or not tensors:
         return

@@ -143,8 +143,9 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     if refused is not None:
         raise TraceError(f"{refused} (observed at {_user_line()})")
     schedule, device = plan(roots)
-    if device.kind == "reference":  # NumPy allocates there; IREE checks its own devices
-        check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
+    # before compiling: IREE would otherwise fail to compile a 2**40-element arange for Vulkan
+    # (its 32-bit SPIR-V indexing) before it could refuse the allocation
+    check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
     _step("bind")
     distinct, first = distinct_roots(schedule, roots)
     call, leaves = device.prepare(schedule, distinct)
