@@ -18,6 +18,7 @@ import inspect
 import os
 import resource
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -589,15 +590,23 @@ def test_bad_environment_value_is_a_named_error(
     assert fresh.numpy().tobytes() == want.numpy().tobytes()
 
 
-@pytest.mark.parametrize("value", ["", "__file__"])
+@pytest.mark.parametrize("value", ["", "__file__", "/dev/null/x"])
 def test_cache_dir_that_is_a_file_or_empty_still_computes(
     value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Also a path under a file, which once was refused because /dev/null is writable by
+    all, with the advice to chmod it."""
     # permissions of the cache directory are tests/py/compiler's subject, not this one's
     survivors = Survivors()
     monkeypatch.setenv("VKML_CACHE_DIR", __file__ if value == "__file__" else value)
-    got = (vkml.tensor(A) * 7.0 - 3.0).numpy()
-    assert got.tobytes() == (vkml.tensor(A, device="reference") * 7.0 - 3.0).numpy().tobytes()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = (vkml.tensor(A) * (7.0 + len(value)) - 3.0).numpy()  # a graph not compiled yet
+    if value == "/dev/null/x":
+        said = [str(w.message) for w in caught if issubclass(w.category, vkml.CacheWarning)]
+        assert any("/dev/null is not a directory" in m for m in said), said
+    want = vkml.tensor(A, device="reference") * (7.0 + len(value)) - 3.0
+    assert got.tobytes() == want.numpy().tobytes()
     survivors.check()
 
 

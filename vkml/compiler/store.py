@@ -119,8 +119,10 @@ class DiskStore:
             if self.directory in _warned:
                 return
             _warned.add(self.directory)
+        blocker = next((p for p in self.directory.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is not a directory" if blocker else exc.strerror or str(exc)
         warnings.warn(
-            f"vkml cannot write its compile cache at {self.directory} ({exc.strerror or exc}); "
+            f"vkml cannot write its compile cache at {self.directory} ({why}); "
             f"modules compiled in this process are kept in memory only and compiled again by "
             f"the next one. Free space there or point VKML_CACHE_DIR at a writable directory",
             CacheWarning,

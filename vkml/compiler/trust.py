@@ -21,7 +21,8 @@ who can write it"):
   other than its owner could write it; loaded with a warning when its owner is another user.
 
 Nothing here follows what a check cannot see: a path that does not exist yet is checked up
-to its nearest existing directory.
+to its nearest existing directory, and a path under a file (``/dev/null/x``) is no risk, since
+nothing can be created there to load (vkml then compiles in memory, with a warning).
 """
 
 from __future__ import annotations
@@ -110,9 +111,11 @@ def find_problem(path: Path, rule: str) -> Finding | None:
     directories above it, both as written and with symbolic links resolved, may be sticky.
     """
     any_owner = rule != "private"
-    found = _local_problem(path, any_owner, sticky_ok=False)
     absolute = Path(os.path.abspath(path))
     above = dict.fromkeys([*absolute.parents, *absolute.resolve().parents])
+    if any(not parent.is_dir() and parent.exists() for parent in above):
+        return None  # under a file (VKML_CACHE_DIR=/dev/null/x): nothing can be there to load
+    found = _local_problem(path, any_owner, sticky_ok=False)
     for parent in above:
         found = found or _local_problem(parent, any_owner, sticky_ok=True)
     return found
