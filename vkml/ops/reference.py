@@ -156,7 +156,6 @@ _erfc64 = np.frompyfunc(math.erfc, 1, 1)
 
 def gelu(x: np.ndarray) -> np.ndarray:
     scaled = x * scalar(-math.sqrt(0.5), x.dtype)
-    # (a frompyfunc ufunc gives a Python float for a 0-d input: asarray keeps it an array)
     erfc = np.asarray(_erfc64(scaled.astype(np.float64)), np.float64).astype(x.dtype)
     return (x * scalar(0.5, x.dtype)) * erfc
 

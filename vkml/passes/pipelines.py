@@ -10,9 +10,11 @@ from __future__ import annotations
 
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
 # The NaN verifier comes last, so that it also checks what the passes before it emitted.
+# The scalar cut is not about numbers: it keeps IREE's scalar dispatches under its 32 bindings.
 PIPELINE: tuple[str, ...] = (
     "vkml-pairwise-reductions",
     "vkml-soft-f16",
+    "vkml-bound-scalar-dispatches",
     "vkml-verify-nan-semantics",
 )
 

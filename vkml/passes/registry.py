@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from vkml.passes import (
+    bound_scalar_dispatches,
     exact_divide,
     isolate_widened_operands,
     pairwise_integer_reductions,
@@ -29,6 +30,7 @@ PASSES: dict[str, ModuleType] = {
     split_contractions.ARGUMENT: split_contractions,
     pairwise_integer_reductions.ARGUMENT: pairwise_integer_reductions,
     isolate_widened_operands.ARGUMENT: isolate_widened_operands,
+    bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name

@@ -21,7 +21,17 @@ class Executable:
     def __init__(self, sess: HalSession, vmfb: bytes, entry: str, num_results: int) -> None:
         module = rt.VmModule.copy_buffer(sess.instance, vmfb)
         self.session = sess
-        self.context = rt.VmContext(sess.instance, [sess.hal_module, module])
+        try:
+            self.context = rt.VmContext(sess.instance, [sess.hal_module, module])
+        except (
+            RuntimeError,
+            ValueError,
+            IndexError,
+        ) as exc:  # IREE's status, as its bindings map it
+            raise InvocationError(
+                f"IREE could not load a module vkml compiled onto {sess.driver}: {exc}. This is "
+                f"vkml's bug (a module it should have split or refused); please report the graph"
+            ) from exc
         function = module.lookup_function(entry)
         if function is None:
             raise InvocationError(f"compiled module has no function '{entry}'")

@@ -204,3 +204,24 @@ def test_several_wide_constants_realized_together_run(name: str, dtype: str) -> 
     vkml.realize(*got)
     for s, t in zip(shapes, got, strict=True):
         assert_bit_exact(t.numpy(), np.full(s, 7, dtype=np.dtype(dtype)), f"full({s}, 7)")
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_many_scalar_results_of_one_chain_realize_together(name: str) -> None:
+    """40 chained 0-d results realized together. IREE 3.13 formed one dispatch for all of
+    them (its scalar dispatch formation), a binding per result, and the module failed to
+    load: "binding count 42 > 32" on cpu, "declares 42 storage buffers, exceeding device
+    limit 32" on lavapipe (vkml-bound-scalar-dispatches now cuts it). Found by the fuzz
+    campaign (seed 1, batch 3)."""
+    device = vkml.device(name)
+    x = vkml.tensor(np.float32(3.0), device=device)
+    got, y = [], x
+    for _ in range(100):
+        y = y * 0.5 + 1.0
+        got.append(y)
+    vkml.realize(*got)
+    want, w = [], np.float32(3.0)
+    for _ in range(100):
+        w = w * np.float32(0.5) + np.float32(1.0)
+        want.append(w)
+    assert [float(t.numpy()) for t in got] == [float(v) for v in want]

@@ -1,0 +1,61 @@
+"""vkml-bound-scalar-dispatches: a function returning many one-element values is cut into
+groups, so that IREE's scalar dispatches stay under its 32 bindings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vkml
+from vkml.compiler.target import CPU_TARGET
+from vkml.dialect.ir import compile_stablehlo
+from vkml.errors import InvocationError
+from vkml.passes import bound_scalar_dispatches
+from vkml.passes.pipeline import run_passes
+from vkml.passes.pipelines import PIPELINE, pipeline_for
+from vkml.runtime.executable import Executable
+from vkml.runtime.hal import session
+
+PASS = (bound_scalar_dispatches.ARGUMENT,)
+GROUP = bound_scalar_dispatches.GROUP
+
+
+def _chain(n: int, shape: tuple[int, ...] = ()) -> list[vkml.Tensor]:
+    y = vkml.tensor(np.full(shape, 3.0, np.float32))
+    out = []
+    for _ in range(n):
+        y = y * 0.5 + 1.0
+        out.append(y)
+    return out
+
+
+def _barriers(text: str) -> int:
+    return text.count("stablehlo.optimization_barrier")
+
+
+@pytest.mark.parametrize(("n", "cuts"), [(GROUP, 0), (GROUP + 1, 1), (3 * GROUP, 2), (100, 4)])
+def test_a_cut_after_every_group_of_returned_scalars(n: int, cuts: int) -> None:
+    assert _barriers(run_passes(vkml.emit_mlir(*_chain(n)), PASS)) == cuts
+
+
+def test_larger_values_and_few_scalars_are_left_alone() -> None:
+    assert _barriers(run_passes(vkml.emit_mlir(*_chain(100, (2,))), PASS)) == 0
+    assert _barriers(run_passes(vkml.emit_mlir(*_chain(10)), PASS)) == 0
+
+
+def test_every_compile_runs_it_before_the_verifier() -> None:
+    for backend in ("llvm-cpu", "vulkan-spirv"):
+        names = pipeline_for(backend)
+        assert names.index(PASS[0]) < names.index("vkml-verify-nan-semantics")
+    assert PASS[0] in PIPELINE
+
+
+def test_without_it_iree_cannot_load_the_module_and_vkml_says_so() -> None:
+    """What the pass prevents, shown on llvm-cpu: IREE compiles the 40 results into one
+    dispatch of 41 bindings and refuses to load it; vkml reports IREE's refusal as its own
+    InvocationError (it was an IndexError from IREE's bindings)."""
+    text = run_passes(vkml.emit_mlir(*_chain(40)), ())
+    vmfb = compile_stablehlo(text, CPU_TARGET.backend, list(CPU_TARGET.flags), None)
+    with pytest.raises(InvocationError, match="could not load a module") as info:
+        Executable(session(CPU_TARGET.driver), vmfb, "main", 40)
+    assert "binding count" in str(info.value)

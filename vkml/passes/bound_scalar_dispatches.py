@@ -1,0 +1,87 @@
+"""Cut a function that returns many one-element values so that no dispatch has more than 32.
+
+IREE 3.13 gathers every chain of one-element ops (0-d tensors: scalars) into one dispatch
+(its ``FormScalarDispatches``), with a binding for each value that leaves it. Forty chained
+0-d results realized together (``realize(*losses)``) made a dispatch of 42 bindings, past
+the 32 of IREE's HAL ("binding count 42 > 32" on cpu; "declares 42 storage buffers,
+exceeding device limit 32" on lavapipe), so the module could not even be loaded.
+
+Invariant: after this pass, between two ``stablehlo.optimization_barrier`` ops of a
+function's body at most ``GROUP`` of the one-element values it returns are computed. At each
+cut, every one-element value computed before and used after passes through the barrier, and
+the ops after it read the barrier's results: IREE fuses nothing across a barrier, so each
+group is a dispatch of its own. A function that returns ``GROUP`` or fewer such values is
+left alone; each cut costs one more queue submission.
+"""
+
+from __future__ import annotations
+
+from vkml.dialect.ir import ir
+
+ARGUMENT = "vkml-bound-scalar-dispatches"
+DESCRIPTION = "split functions returning many one-element values into dispatches of <= 32 bindings"
+
+GROUP = 24  # results per group: under IREE's 32 bindings, with room for the values read
+
+
+def _small(value: ir.Value) -> bool:
+    try:
+        shape = ir.RankedTensorType(value.type).shape
+    except ValueError:  # not a ranked tensor (a token, say)
+        return False
+    return all(d >= 0 for d in shape) and all(d <= 1 for d in shape)
+
+
+def _operands_within(ops: list[ir.Operation]) -> set[ir.Value]:
+    """Every value that ``ops`` or the ops nested in their regions read."""
+    read: set[ir.Value] = set()
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        read.update(op.operands)
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend(o.operation for o in block.operations)
+    return read
+
+
+def _cut_function(func: ir.Operation) -> None:
+    block = func.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations]
+    ret = ops[-1]
+    returned = {v for v in ret.operands if _small(v) and not isinstance(v.owner, ir.Block)}
+    if len(returned) <= GROUP:
+        return
+    pending, seen = 0, 0
+    for i, op in enumerate(ops[:-1]):
+        found = sum(1 for r in op.results if r in returned)
+        pending, seen = pending + found, seen + found
+        if pending < GROUP or seen == len(returned):  # (no cut after the last group)
+            continue
+        pending = 0
+        read_after = _operands_within(ops[i + 1 :])
+        live = [
+            r
+            for earlier in ops[: i + 1]
+            if earlier.name != "stablehlo.constant"  # a literal is cloned where it is used
+            for r in earlier.results
+            if r in read_after and _small(r)
+        ]
+        if not live:
+            continue
+        with ir.InsertionPoint(ops[i + 1]), ops[i + 1].location:
+            barrier = ir.Operation.create(
+                "stablehlo.optimization_barrier", results=[v.type for v in live], operands=live
+            )
+        for old, new in zip(live, barrier.results, strict=True):
+            for later in ops[i + 1 :]:
+                for k, operand in enumerate(later.operands):
+                    if operand == old:
+                        later.operands[k] = new
+
+
+def run(module: ir.Operation) -> None:
+    """Cut every function of ``module`` (a builtin.module op) that returns too many scalars."""
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func":
+            _cut_function(op.operation)
