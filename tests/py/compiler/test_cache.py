@@ -361,7 +361,9 @@ def test_precompile_spec_reads_targets_and_float64() -> None:
         "--iree-vulkan-target=ampere",
         "--iree-input-demote-f64-to-f32=false",
         "--iree-hal-memoization=false",
+        "--iree-opt-const-expr-hoisting=false",
     )
+    assert "--iree-opt-const-expr-hoisting=false" in CPU_TARGET.flags  # quadratic compile time
     assert vulkan_target("rdna3", float64=False).flags[1] == "--iree-input-demote-f64-to-f32=true"
     assert parse_precompile_targets("") == []
 
