@@ -45,10 +45,10 @@ _F64_SUFFIX = "+f64"
 
 # IREE's constant-expression analysis (HoistIntoGlobals) grows with the square of a dispatch's
 # size, and vkml's exact recipes (float32 division on Vulkan, float16 arithmetic everywhere)
-# make large dispatches: a chain of 20 float32 divides compiled for lavapipe in 37 s with it
-# and 6.9 s without; 100 float16 ops for llvm-cpu in 27 s and 18 s. vkml passes tensors as
-# arguments, so it has no large constant expression to hoist; without hoisting IREE also
-# evaluates no constant at compile time on the host instead of on the device.
+# make large dispatches: a chain of 20 float32 divides compiled for lavapipe in 28.3 s with it
+# and 4.6 s without, 100 float16 multiply-adds for llvm-cpu in 19.5 s and 12.6 s
+# (benchmarks/results/compile-time.md). vkml passes tensors as arguments, so it has no large
+# constant expression to hoist.
 NO_CONST_EXPR_HOISTING = ("--iree-opt-const-expr-hoisting=false",)
 
 
