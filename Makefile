@@ -52,7 +52,8 @@ test-lit: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit
 
 # the long reliability campaigns of issue 14 (fuzzing, long runs, concurrency, SIGKILLs):
-# about two hours here; writes benchmarks/results/stress.md. STRESS_ARGS=--quick checks them.
+# about five hours on 2 cores (the fuzzing ~4 h, resumable: STRESS_ARGS="--only fuzz
+# --fuzz-minutes 60"); writes benchmarks/results/stress.md. STRESS_ARGS=--quick checks them.
 stress: setup vulkan-drivers
 	$(PY) scripts/stress/run.py $(STRESS_ARGS)
 

@@ -40,7 +40,11 @@ RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 OUT = RESULTS / "stress.md"
 PROGRESS = RESULTS / "fuzz-progress.json"
 ORDER = ("fuzz", "longrun", "concurrency", "faults")
-TITLE = "# make stress\n\nWritten by scripts/stress/run.py; each section says when it last ran.\n"
+TITLE = (
+    "# make stress\n\nWritten by scripts/stress/run.py; each section says when it last ran. "
+    "The bugs the campaigns found, and the tests that now cover them: "
+    "[stress-findings.md](stress-findings.md).\n"
+)
 
 
 def campaigns(args: argparse.Namespace, devices: list[str]) -> dict[str, Callable[[], str]]:
