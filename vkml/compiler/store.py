@@ -119,7 +119,7 @@ class DiskStore:
             if self.directory in _warned:
                 return
             _warned.add(self.directory)
-        blocker = next((p for p in self.directory.parents if p.exists() and not p.is_dir()), None)
+        blocker = trust.file_above(self.directory)
         why = f"{blocker} is not a directory" if blocker else exc.strerror or str(exc)
         warnings.warn(
             f"vkml cannot write its compile cache at {self.directory} ({why}); "

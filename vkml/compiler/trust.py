@@ -102,6 +102,14 @@ def _local_problem(path: Path, any_owner: bool, sticky_ok: bool) -> Finding | No
     return _owner_problem(path, st, any_owner) or _write_problem(path, st, sticky_ok)
 
 
+def file_above(path: Path) -> Path | None:
+    """The first directory above ``path`` (as written or with links resolved) that exists and
+    is not a directory (``/dev/null`` for ``/dev/null/x``): nothing can be created under it."""
+    absolute = Path(os.path.abspath(path))
+    above = dict.fromkeys([*absolute.parents, *absolute.resolve().parents])
+    return next((p for p in above if p.exists() and not p.is_dir()), None)
+
+
 def find_problem(path: Path, rule: str) -> Finding | None:
     """The first reason ``path`` (a directory or file) is unsafe under ``rule``
     (``"private"``, ``"shared"`` or ``"module"``), or None when it is safe.
@@ -111,10 +119,10 @@ def find_problem(path: Path, rule: str) -> Finding | None:
     directories above it, both as written and with symbolic links resolved, may be sticky.
     """
     any_owner = rule != "private"
+    if file_above(path) is not None:
+        return None  # under a file (VKML_CACHE_DIR=/dev/null/x): nothing can be there to load
     absolute = Path(os.path.abspath(path))
     above = dict.fromkeys([*absolute.parents, *absolute.resolve().parents])
-    if any(not parent.is_dir() and parent.exists() for parent in above):
-        return None  # under a file (VKML_CACHE_DIR=/dev/null/x): nothing can be there to load
     found = _local_problem(path, any_owner, sticky_ok=False)
     for parent in above:
         found = found or _local_problem(parent, any_owner, sticky_ok=True)

@@ -17,6 +17,7 @@ left alone; each cut costs one more queue submission.
 from __future__ import annotations
 
 from vkml.dialect.ir import ir
+from vkml.dialect.rewrite import find_ops
 
 ARGUMENT = "vkml-bound-scalar-dispatches"
 DESCRIPTION = "split functions returning many one-element values into dispatches of <= 32 bindings"
@@ -30,19 +31,6 @@ def _small(value: ir.Value) -> bool:
     except ValueError:  # not a ranked tensor (a token, say)
         return False
     return all(d >= 0 for d in shape) and all(d <= 1 for d in shape)
-
-
-def _operands_within(ops: list[ir.Operation]) -> set[ir.Value]:
-    """Every value that ``ops`` or the ops nested in their regions read."""
-    read: set[ir.Value] = set()
-    stack = list(ops)
-    while stack:
-        op = stack.pop()
-        read.update(op.operands)
-        for region in op.regions:
-            for block in region.blocks:
-                stack.extend(o.operation for o in block.operations)
-    return read
 
 
 def _cut_function(func: ir.Operation) -> None:
@@ -59,7 +47,8 @@ def _cut_function(func: ir.Operation) -> None:
         if pending < GROUP or seen == len(returned):  # (no cut after the last group)
             continue
         pending = 0
-        read_after = _operands_within(ops[i + 1 :])
+        after = [o for later in ops[i + 1 :] for o in find_ops(later, lambda _: True)]
+        read_after = {v for o in after for v in o.operands}
         live = [
             r
             for earlier in ops[: i + 1]
@@ -73,11 +62,11 @@ def _cut_function(func: ir.Operation) -> None:
             barrier = ir.Operation.create(
                 "stablehlo.optimization_barrier", results=[v.type for v in live], operands=live
             )
-        for old, new in zip(live, barrier.results, strict=True):
-            for later in ops[i + 1 :]:
-                for k, operand in enumerate(later.operands):
-                    if operand == old:
-                        later.operands[k] = new
+        through = dict(zip(live, barrier.results, strict=True))
+        for o in after:
+            for k, operand in enumerate(o.operands):
+                if operand in through:
+                    o.operands[k] = through[operand]
 
 
 def run(module: ir.Operation) -> None:
