@@ -20,10 +20,11 @@ bound: the driver may unroll short loops, which only lowers it.
 A trip count is bounded from what the IR says of the loop's bounds (``_Ranges``): constants,
 the ranges IREE asserts with ``util.assume.int`` (a dynamic size it knows, such as the
 element count of IREE's own ``__builtin_fill_i64``), the ``upper_bound`` of a workgroup or
-thread id and count (a count is at least 1), and the casts, products and sums of those. The
-loop runs at most ``ceil((max upper - min lower) / min step)`` times; a value the ranges say
-nothing of is unbounded above and 0 below (IREE's distributed loops start at a thread's or
-workgroup's non-negative offset).
+thread id and count (a count is at least 1), and the casts, products, sums, minima, maxima,
+quotients and remainders of those. The loop runs at most
+``ceil((max upper - min lower) / min step)`` times; a value the ranges say nothing of is
+unbounded above and 0 below (IREE's distributed loops start at a thread's or workgroup's
+non-negative offset).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ _IDS = re.compile(
 )
 _SIZES = ("block_dim", "count", "size")  # at least 1; an id is at least 0
 _CAST = re.compile(_RESULT + r"arith\.index_cast(?:ui)? (%[\w$.-]+) ")
-_ARITH = re.compile(_RESULT + r"arith\.(muli|addi) (%[\w$.-]+), (%[\w$.-]+)\b")
+_ARITH = re.compile(
+    _RESULT + r"arith\.(muli|addi|minui|minsi|maxui|maxsi|divui|remui) (%[\w$.-]+), (%[\w$.-]+)\b"
+)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -94,15 +97,7 @@ class _Ranges:
             self._set(m.group(1), self.low.get(m.group(2), 0), self.high.get(m.group(2)))
         elif m := _ARITH.search(line):
             value, op, a, b = m.groups()
-            combine = (lambda x, y: x * y) if op == "muli" else (lambda x, y: x + y)
-            la, lb = self.low.get(a, 0), self.low.get(b, 0)
-            ha, hb = self.high.get(a), self.high.get(b)
-            nonnegative = la >= 0 and lb >= 0
-            self._set(
-                value,
-                combine(la, lb) if nonnegative else 0,
-                combine(ha, hb) if nonnegative and ha is not None and hb is not None else None,
-            )
+            self._set(value, *_arith(op, self._range(a), self._range(b)))
 
     def _assume(self, first: str, count: str | None, operands: str) -> None:
         """``util.assume.int``: each operand has one row of assumptions per case; the result
@@ -118,6 +113,9 @@ class _Ranges:
             top = None if not highs or None in highs else max(h for h in highs if h is not None)
             self._set(name, min(lows, default=0), top)
 
+    def _range(self, value: str) -> _Range:
+        return self.low.get(value, 0), self.high.get(value)
+
     def _set(self, value: str, low: int, high: int | None) -> None:
         self.low[value] = low
         if high is None:
@@ -132,6 +130,36 @@ class _Ranges:
         if hi is None or by <= 0:
             return None
         return max(0, -(-(hi - self.low.get(lower, 0)) // by))
+
+
+_Range = tuple[int, int | None]  # (low, high); high None: no known maximum
+
+
+def _arith(op: str, a: _Range, b: _Range) -> _Range:
+    """The range of ``arith.<op> a, b`` on 32-bit or index values, from its operands'."""
+    (la, ha), (lb, hb) = a, b
+    nonnegative = la >= 0 and lb >= 0
+    if op in ("addi", "muli"):
+        low = (la * lb if op == "muli" else la + lb) if nonnegative else 0
+        if not nonnegative or ha is None or hb is None:
+            return low, None
+        return low, ha * hb if op == "muli" else ha + hb
+    if op in ("minui", "minsi"):
+        # an unsigned minimum is at most any operand known to lie in [0, high]
+        known = [h for lo, h in (a, b) if h is not None and (op == "minsi" or lo >= 0)]
+        return (min(la, lb) if nonnegative else 0), min(known, default=None)
+    if op in ("maxui", "maxsi"):
+        if ha is None or hb is None or (op == "maxui" and not nonnegative):
+            return max(la, lb), None
+        return max(la, lb), max(ha, hb)
+    # divui, remui: nothing is known of a divisor that may be 0
+    if lb < 1:
+        return 0, None
+    if op == "remui":
+        if hb is None:
+            return 0, None
+        return 0, hb - 1 if la < 0 or ha is None else min(ha, hb - 1)
+    return 0, ha // lb if la >= 0 and ha is not None else None
 
 
 def _fact(text: str) -> tuple[str, int]:

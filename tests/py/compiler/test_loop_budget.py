@@ -104,6 +104,53 @@ def test_loops_are_bounded_by_the_ranges_iree_asserts() -> None:
     assert loop_budget.budgets(by_id)[0].iterations is None
 
 
+# A broadcast dispatch IREE tiled over 10 workgroups (trimmed): each workgroup's rows end at
+# min(15 - 8 * (id / 5), 8), a bound only the unsigned minimum makes finite.
+CLAMPED = """
+func.func @main_dispatch_1_elementwise_broadcast_15x4x5_i32xf32xf32xf32() {
+  %c-8_i32 = arith.constant -8 : i32
+  %c15_i32 = arith.constant 15 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %c4_i32 = arith.constant 4 : i32
+  %c8_i32 = arith.constant 8 : i32
+  %c0_i32 = arith.constant 0 : i32
+  %c5_i32 = arith.constant 5 : i32
+  %thread_id_y = gpu.thread_id y upper_bound 4
+  %workgroup_id_x = hal.interface.workgroup.id[0] upper_bound 10 : index
+  %3 = arith.index_castui %workgroup_id_x : index to i32
+  %4 = arith.divui %3, %c5_i32 : i32
+  %5 = arith.remui %3, %c5_i32 : i32
+  %6 = arith.muli %4, %c-8_i32 overflow<nsw> : i32
+  %7 = arith.addi %6, %c15_i32 : i32
+  %8 = arith.MIN %7, %c8_i32 : i32
+  %9 = arith.index_castui %thread_id_y : index to i32
+  scf.for %arg0 = %9 to %8 step %c4_i32  : i32 {
+    scf.for %arg1 = %c0_i32 to %5 step %c1_i32  : i32 {
+    }
+  }
+  return
+}
+"""
+
+
+def test_loops_are_bounded_by_minima_quotients_and_remainders() -> None:
+    """Found by the fuzz campaign on lavapipe: a ``where`` broadcast to (3, 5, 4, 5) was
+    refused as unbounded because the outer loop ends at an ``arith.minui``. The outer loop
+    runs ceil(8 / 4) = 2 times, the inner at most 4 (a remainder by 5) inside each."""
+    for minimum in ("minui", "minsi"):
+        [budget] = loop_budget.budgets(CLAMPED.replace("MIN", minimum))
+        assert budget.loops == (2, 4) and budget.iterations == 2 + 2 * 4
+    # a minimum of two values without a maximum bounds nothing
+    unknown = CLAMPED.replace("MIN", "minui").replace("%7, %c8_i32", "%7, %6")
+    assert loop_budget.budgets(unknown)[0].loops[0] is None
+    # a maximum is only as bounded as its larger operand
+    larger = CLAMPED.replace("MIN", "maxui")
+    assert loop_budget.budgets(larger)[0].loops[0] is None
+    # a remainder by a value that may be 0 bounds nothing
+    by_zero = CLAMPED.replace("MIN", "minui").replace("remui %3, %c5_i32", "remui %3, %c0_i32")
+    assert loop_budget.budgets(by_zero)[0].loops[1] is None
+
+
 def _native_sum(n: int) -> str:
     return (
         f"func.func @main(%a: tensor<{n}xi64>) -> tensor<i64> {{\n"

@@ -225,3 +225,20 @@ def test_many_scalar_results_of_one_chain_realize_together(name: str) -> None:
         w = w * np.float32(0.5) + np.float32(1.0)
         want.append(w)
     assert [float(t.numpy()) for t in got] == [float(v) for v in want]
+
+
+# found by the campaign (seed 1, second sitting), not shrunk: an int32 (3, 5, 4, 1) selecting
+# between itself and a float32 (4, 5), broadcast to (3, 5, 4, 5)
+CLAMPED_BROADCAST = Case(
+    (Input("int32", (3, 5, 4, 1), "special", 65535), Input("float32", (4, 5), "subnormal", 147)),
+    (Step("where", 220, 203, 208, (69, 106, 195)), Step("binary", 235, 12, 44, (180, 225))),
+    observe=(138, 148, 128),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_a_broadcast_whose_tiles_end_at_a_minimum_runs(name: str) -> None:
+    """Lavapipe refused this graph ('could run an unbounded number of loop iterations'): IREE
+    ends each workgroup's rows at ``arith.minui``, which the loop budget could not bound."""
+    ref, _ = oracles([CLAMPED_BROADCAST])
+    assert run_device(ref, vkml.device(name), Tally()) == []
