@@ -235,6 +235,10 @@ class FunctionBuilder(StructuralOps):
             # integers reach 16-bit floats through float32 (IREE's SPIR-V backend cannot
             # convert i32 -> bf16 directly); exact for every integer a float16 can hold
             v = self.convert(v, float32)
+        if v.dtype.kind == "uint" and v.dtype.bits == 32 and dtype.bits == 64:
+            v = self.zero_extend(v)  # (IREE read a uint32 widening in a matmul as signed)
+            if dtype is v.dtype:
+                return v
         if v.dtype.kind == "bool":
             # a select: IREE's llvm-cpu made (float(b) * y) (b ? y : 0), losing 0 * inf = NaN,
             # and a matmul read a converted bool as a signed i1 (true = -1) on Vulkan

@@ -36,6 +36,19 @@ class StructuralOps:
             on_true.type,
         )
 
+    def zero_extend(self, v: Value) -> Value:
+        """A uint32 ``v`` as int64 of the same value, spelled as a sign extension and a mask:
+        IREE 3.13's llvm-cpu folded ``convert : ui32 -> i64`` (and ``-> f64``) into the
+        matmul that read it as a *signed* widening, so 4294967295 became -1."""
+        wide_type = v.type.with_dtype(int64)
+        signed = self.emit(
+            f"stablehlo.convert {self.bitcast(v, int32).name} : "
+            f"({v.type.with_dtype(int32)}) -> {wide_type}",
+            wide_type,
+        )
+        low = self.emit(f"stablehlo.constant dense<4294967295> : {wide_type}", wide_type)
+        return self.emit(f"stablehlo.and {signed.name}, {low.name} : {wide_type}", wide_type)
+
     def reshape(self, v: Value, shape: tuple[int, ...]) -> Value:
         shape = tuple(shape)
         if v.shape == shape:

@@ -110,3 +110,33 @@ def test_a_one_element_product_of_a_value_with_itself_compiles(device: str, dtyp
     with a float32 result ("failed to legalize 'stablehlo.multiply'"); found by fuzzing."""
     x = vkml.tensor(np.array([3.0], np.float32), device=device).astype(vkml.dtypes.to_dtype(dtype))
     assert float((x @ x).numpy()) == 9.0
+
+
+@pytest.mark.parametrize("wide", ["int64", "float64"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_uint32_operands_widened_to_64_bits_are_zero_extended(device: str, wide: str) -> None:
+    """IREE 3.13's llvm-cpu folded a ``uint32 -> int64`` (or ``float64``) widening into the
+    matmul that read it as a signed one: 4294967295 was -1. Found by the fuzz campaign
+    (``y @ y.T`` of a uint32 ``x + x`` as int64); ``FunctionBuilder.convert`` now
+    zero-extends by hand. Every term is exact in float64: the right operand is 0, 1 or 2."""
+    dev = vkml.device(device)
+    if not _supports(dev, wide):
+        pytest.skip(f"{device} has no {wide}")
+    rng = np.random.default_rng(7)
+    a = rng.integers(2**31 - 8, 2**32, size=(3, 5, 4), dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 3, size=(3, 4, 6))
+    x = vkml.tensor(a, device=dev).astype(wide)
+    got = [
+        x @ vkml.tensor(b, dtype=wide, device=dev),
+        vkml.tensor(b.transpose(0, 2, 1), dtype=wide, device=dev) @ x.transpose(-2, -1),
+    ]
+    want = [
+        a.astype(wide) @ b.astype(wide),
+        b.transpose(0, 2, 1).astype(wide) @ a.astype(wide).transpose(0, 2, 1),
+    ]
+    if wide == "int64":  # the campaign's product of the value with itself (wrapping, exact)
+        got.append(x @ x.transpose(-2, -1))
+        want.append(a.astype(np.int64) @ a.astype(np.int64).transpose(0, 2, 1))
+    vkml.realize(*got)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert np.array_equal(g.numpy(), w), f"product {k} on {device}"
