@@ -235,10 +235,8 @@ class FunctionBuilder(StructuralOps):
             # integers reach 16-bit floats through float32 (IREE's SPIR-V backend cannot
             # convert i32 -> bf16 directly); exact for every integer a float16 can hold
             v = self.convert(v, float32)
-        if v.dtype.kind == "uint" and v.dtype.bits == 32 and dtype.bits == 64:
-            v = self.zero_extend(v)  # (IREE read a uint32 widening in a matmul as signed)
-            if dtype is v.dtype:
-                return v
+        if v.dtype.name == "uint32" and dtype.bits == 64:  # IREE read it in a matmul as signed
+            return self.convert(self.zero_extend(v), dtype)
         if v.dtype.kind == "bool":
             # a select: IREE's llvm-cpu made (float(b) * y) (b ? y : 0), losing 0 * inf = NaN,
             # and a matmul read a converted bool as a signed i1 (true = -1) on Vulkan
@@ -391,14 +389,5 @@ class FunctionBuilder(StructuralOps):
                     f"stablehlo.convert {scalar.name} : (tensor<i32>) -> tensor<{dtype.mlir}>",
                     TensorType((), dtype),
                 )
-            found = (
-                self.emit(
-                    f"stablehlo.broadcast_in_dim {scalar.name}, dims = [] : "
-                    f"({scalar.type}) -> {TensorType(shape, dtype)}",
-                    TensorType(shape, dtype),
-                )
-                if shape
-                else scalar
-            )
-            self._fences[key] = found
+            found = self._fences[key] = self.broadcast(scalar, shape)
         return found
