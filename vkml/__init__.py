@@ -52,7 +52,16 @@ from vkml.errors import (
 from vkml.frontend import random, unary_functions as _unary_functions
 from vkml.frontend.autograd import grad, value_and_grad
 from vkml.frontend.control import cond, while_loop
-from vkml.frontend.creation import arange, full, linspace, ones, realize, tensor, zeros
+from vkml.frontend.creation import (
+    arange,
+    from_dlpack,
+    full,
+    linspace,
+    ones,
+    realize,
+    tensor,
+    zeros,
+)
 from vkml.frontend.eager import is_eager, set_eager
 from vkml.frontend.functions import (
     add,
@@ -200,6 +209,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "from_dlpack",
     "full",
     "grad",
     "greater",

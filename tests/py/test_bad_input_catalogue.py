@@ -212,6 +212,27 @@ def tensor() -> list[Bad]:
     return cases
 
 
+def from_dlpack() -> list[Bad]:
+    f = vkml.from_dlpack
+    raw = np.zeros(32, np.float32)
+    start = (-raw.ctypes.data % 64) // 4 + 1  # one element past a 64-byte boundary
+    unaligned = raw[start : start + 8]
+    cases = [
+        bad(f"from_dlpack({k})", lambda v=v: f(v), TypeError, type(v).__name__, "DLPack")
+        for k, v in NOT_TENSORS.items()
+        if k not in ("object-array", "str-array")  # NumPy arrays: refused for their dtype
+    ]
+    cases += [
+        bad("from_dlpack(object array)", lambda: f(np.array([object()])), BufferError, "DLPack"),
+        bad("from_dlpack(uint8)", lambda: f(np.ones(2, np.uint8)), DTypeError, "uint8", "convert"),
+        bad("from_dlpack(complex)", lambda: f(np.ones(2, np.complex64)), DTypeError, "complex64"),
+        bad("from_dlpack(device=3)", lambda: f(np.ones(2, np.float32), device=3), DeviceError, "3"),
+        bad("from_dlpack(unaligned, copy=False)", lambda: f(unaligned, copy=False), BufferError,
+            "64-byte", "copy=None"),
+    ]  # fmt: skip
+    return cases
+
+
 def sequence_fn(name: str) -> list[Bad]:
     fn = getattr(vkml, name)
     return [
@@ -256,6 +277,7 @@ CASES: dict[str, Callable[[], list[Bad]]] = {
     **{n: (lambda n=n: creation(n)) for n in ("zeros", "ones")},
     **{n: (lambda n=n: sequence_fn(n)) for n in ("concatenate", "stack")},
     "full": full_values, "arange": arange, "linspace": linspace, "tensor": tensor,
+    "from_dlpack": from_dlpack,
     "argmax-tuple": one("argmax((0, 1))", lambda: vkml.argmax(x23(), (0, 1)), AxisError, "(0, 1)", "not an integer"),
     "unsqueeze": cases_of(lambda: not_tensor_cases("unsqueeze", vkml.unsqueeze, 0),
                           one("unsqueeze('a')", lambda: vkml.unsqueeze(x23(), "a"), AxisError, "'a'", "not an integer"),

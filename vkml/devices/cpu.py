@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from vkml.devices.iree import IreeDevice
+from vkml.dtypes import DType
 from vkml.graph.node import Node
 from vkml.graph.walk import estimated_work
-from vkml.runtime import session
+from vkml.runtime import host_memory, import_host, session
 
 
 class CpuDevice(IreeDevice):
@@ -29,3 +32,9 @@ class CpuDevice(IreeDevice):
         if estimated_work(schedule) < self.SMALL_WORK:
             return session(self.SMALL_DRIVER)
         return self.session
+
+    def host_memory(self, storage: Any, dtype: DType) -> np.ndarray:
+        return host_memory(storage, dtype, self.name)
+
+    def share_host(self, array: np.ndarray, dtype: DType) -> Any | None:
+        return import_host(self.session, array, dtype)

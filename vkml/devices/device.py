@@ -10,6 +10,7 @@ import numpy as np
 from vkml.dtypes import ALL, DType
 from vkml.graph.node import Node
 from vkml.ops.registry import OPS
+from vkml.runtime import dlpack
 
 # A prepared schedule: one storage per leaf in, one per root out, one invocation.
 Call = Callable[[Sequence[Any]], list[Any]]
@@ -59,6 +60,21 @@ class Device:
 
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
         raise NotImplementedError
+
+    # -- memory shared with other libraries (DLPack) -------------------------------------------
+    def dlpack_device(self) -> tuple[int, int]:
+        """DLPack's (device type, id) of the memory this device keeps tensors in."""
+        return dlpack.CPU, 0
+
+    def host_memory(self, storage: Any, dtype: DType) -> np.ndarray | None:
+        """A read-only array over ``storage``'s own memory in its layout (no copy), or None
+        where the host cannot share it."""
+        return None
+
+    def share_host(self, array: np.ndarray, dtype: DType) -> Any | None:
+        """Storage over ``array``'s own memory (no copy; ``array`` in ``dtype``'s layout,
+        bools as bytes), or None where this device cannot compute on that memory."""
+        return None
 
     def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         raise NotImplementedError

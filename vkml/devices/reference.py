@@ -31,6 +31,14 @@ class ReferenceDevice(Device):
     def download(self, storage: np.ndarray, dtype: DType, copy: bool = True) -> np.ndarray:
         return np.array(storage, copy=True) if copy else storage  # storage is read-only
 
+    def host_memory(self, storage: np.ndarray, dtype: DType) -> np.ndarray:
+        return storage  # read-only already
+
+    def share_host(self, array: np.ndarray, dtype: DType) -> np.ndarray:
+        shared = array.view(dtype.numpy)
+        shared.flags.writeable = False
+        return shared
+
     def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
         leaves = [node for node in schedule if node._computed]
         # the side table: one value per topological position, nothing written on the nodes

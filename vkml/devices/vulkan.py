@@ -16,6 +16,7 @@ from vkml.graph.node import Node
 from vkml.runtime import (
     Executable,
     allocate_mappable,
+    dlpack,
     download,
     download_staged,
     upload_mappable,
@@ -76,6 +77,9 @@ class VulkanDevice(IreeDevice):
         if self.staged_readback and big:
             return download_staged(self.session, storage, dtype, copy, self.name, self.report.name)
         return download(storage, dtype, copy, self.name, self.report.name)
+
+    def dlpack_device(self) -> tuple[int, int]:
+        return dlpack.VULKAN, int(self.name.partition(":")[2] or 0)
 
     def download_result(self, storage: Any, dtype: DType) -> np.ndarray:
         # IREE allocates a module's own results in device-local memory: copy through staging

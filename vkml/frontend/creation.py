@@ -11,6 +11,7 @@ import numpy as np
 from vkml.devices.realize import realize_nodes
 from vkml.dtypes import bool_, default_float, default_int, dtype_of_scalar, float32, to_dtype
 from vkml.errors import DTypeError, ShapeError
+from vkml.frontend.dlpack import shared_node
 from vkml.frontend.host import (
     check_fits,
     data_node,
@@ -42,6 +43,30 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     if not requires_grad:
         return out
     return (out.detach() if out is data else out).requires_grad_()  # a new leaf, as torch
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor over the memory of ``x``, an array of another library that speaks DLPack
+    (a NumPy array, a ``torch.Tensor``, a ``jax.Array``), without a copy where it can be.
+
+    On ``cpu`` (the default) and ``reference`` the tensor shares ``x``'s memory when that is
+    on the host, C-contiguous and, for ``cpu``, 64-byte aligned (PyTorch's always is). A
+    write into ``x`` afterwards is then seen by the tensor and by every graph realized later
+    that reads it: vkml tensors do not change, so do not write into ``x`` while the tensor is
+    in use, or ask for a copy. Elsewhere (another layout, ``vulkan:N``) the data is copied.
+
+    Args:
+        x: the array.
+        device: a Device or its name; default ``vkml.cpu``.
+        copy: True always copies; False never does (a ``BufferError`` where sharing is not
+            possible); None (default) shares where possible and copies otherwise.
+
+    Raises:
+        TypeError: ``x`` does not speak DLPack.
+        DTypeError: vkml has no dtype like ``x``'s (int8, uint8, complex64, ...).
+        BufferError: ``x`` is not on the host, or ``copy=False`` and it cannot be shared.
+    """
+    return Tensor(shared_node(x, resolve_device(device), copy))
 
 
 def _tensor(data: Tensor, dtype: Any, device: Any) -> Tensor:

@@ -15,6 +15,7 @@ from vkml.devices.realize import realize_nodes
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, ops, views
 from vkml.frontend.base import TensorBase
+from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
 from vkml.frontend.unary_methods import UnaryMethods
@@ -157,8 +158,26 @@ class Tensor(TensorBase, UnaryMethods):
         return wrap(copy_node(self._node, device), self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self.numpy()
-        return out if dtype is None else out.astype(dtype)
+        out = self.numpy(copy=copy is not False)
+        return out if dtype is None else out.astype(dtype, copy=copy is not False)
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:  # fmt: skip
+        """The tensor as a DLPack capsule (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``),
+        realizing first: its memory, shared read-only, on ``cpu`` and ``reference``; a host
+        copy for ``copy=True``, for a consumer before DLPack 1.0, and for a Vulkan tensor
+        when the consumer asks for the host (``dl_device=(1, 0)``). ``stream`` is unused:
+        the value is complete when realize returns."""
+        node = self._node
+        realize_nodes([node])
+        return export_capsule(node, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack's (device type, id): (1, 0), the host, for ``cpu`` and ``reference``;
+        (7, N), Vulkan, for ``vulkan:N``."""
+        return self._node.device.dlpack_device()
 
     def __bool__(self) -> bool:
         if self.size != 1:

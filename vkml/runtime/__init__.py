@@ -8,6 +8,8 @@ from vkml.runtime.buffers import (
     allocate_mappable,
     download,
     download_staged,
+    host_memory,
+    import_host,
     upload,
     upload_mappable,
 )
@@ -23,6 +25,8 @@ __all__ = [
     "bump",
     "download",
     "download_staged",
+    "host_memory",
+    "import_host",
     "reset_stats",
     "session",
     "snapshot",

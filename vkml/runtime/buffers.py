@@ -102,6 +102,51 @@ def download(
     return host
 
 
+def host_memory(view: rt.HalBufferView, dtype: DType, device: str = "the device") -> np.ndarray:
+    """A read-only array over a host-visible buffer's own memory, in its layout (a bool is
+    a byte, a bfloat16 ml_dtypes' bfloat16): what a DLPack consumer shares, no copy."""
+    shape = tuple(view.shape)
+    layout = np.dtype(np.uint8) if dtype.kind == "bool" else dtype.numpy
+    if 0 in shape:
+        return np.zeros(shape, layout)
+    try:
+        host = view.get_buffer().map().asarray(shape, _RAW.get(dtype.name, dtype.numpy))
+    except RuntimeError as exc:
+        raise mapping_error(exc, device, "", f"sharing a {dtype.name} tensor") from exc
+    host = host.view(layout)
+    host.flags.writeable = False
+    return host
+
+
+# IREE's heap buffers must start on this boundary (an import of memory that did not crashed
+# the process); a host array that does is shared, one that does not is copied.
+HOST_ALIGNMENT = 64
+
+
+def import_host(sess: HalSession, array: np.ndarray, dtype: DType) -> rt.HalBufferView | None:
+    """A buffer view over ``array``'s own memory (no copy), which must stay unchanged while
+    the view is used; None when IREE cannot use that memory as it is (not C-contiguous, not
+    64-byte aligned, empty). ``array`` is in ``dtype``'s layout (bools as bytes) and
+    writable as far as NumPy knows: IREE only reads it."""
+    if array.size == 0 or not array.flags.c_contiguous or array.ctypes.data % HOST_ALIGNMENT:
+        return None
+    memory = array.reshape(-1).view(np.uint8)
+    buffer = sess.allocator.import_host_allocation(
+        memory, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE, rt.BufferUsage.DEFAULT
+    )
+    view = _ImportedView(buffer, list(array.shape), _ELEMENT_TYPES[dtype.name])
+    view.owner = buffer
+    return view
+
+
+class _ImportedView(rt.HalBufferView):
+    """A view over imported host memory that holds the ``HalBuffer`` object IREE returned:
+    IREE 3.13 keeps the memory's Python owner alive as long as that object lives, not as
+    long as the buffer does, so a view over it alone read freed memory."""
+
+    owner: rt.HalBuffer
+
+
 # How each dtype is laid out in a mapped buffer when NumPy's own type cannot be used.
 _RAW: dict[str, np.dtype[Any]] = {"bool": np.dtype(np.uint8), "bfloat16": np.dtype(np.uint16)}
 
