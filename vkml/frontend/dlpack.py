@@ -30,8 +30,9 @@ def export_capsule(
 ) -> Any:
     """A DLPack capsule of the realized ``node`` (``Tensor.__dlpack__``'s arguments).
 
-    The memory is shared, read-only, with a consumer of DLPack 1.0 or later when the device
-    keeps it on the host; otherwise, and for ``copy=True``, the consumer gets a host copy.
+    The memory is shared when the device keeps it on the host, marked read-only for a
+    consumer of DLPack 1.0 or later (an older one cannot be told); otherwise, and for
+    ``copy=True``, the consumer gets a host copy.
 
     Raises:
         BufferError: the tensor cannot be given as asked (``copy=False`` where only a copy
@@ -47,17 +48,13 @@ def export_capsule(
             f"gives its own memory ({own}) or a host copy ((1, 0))"
         )
     memory = None if copy else device.host_memory(node.storage, node.dtype)
-    if memory is not None and versioned:
+    if memory is not None:
         return dlpack.export(memory, node.dtype, dlpack.READ_ONLY, versioned)
     if copy is False:
-        why = (
-            "its consumer speaks DLPack before 1.0, which cannot mark memory read-only"
-            if memory is not None
-            else f"{device.name} keeps it in memory the host cannot share"
-        )
         raise BufferError(
             f"a {node.dtype.name} tensor on {device.name} can only be exported as a copy: "
-            f"{why}; pass copy=None or copy=True"
+            f"{device.name} keeps it in memory the host cannot share; pass copy=None or "
+            f"copy=True"
         )
     if wanted != (CPU, 0):
         raise BufferError(

@@ -167,9 +167,9 @@ class Tensor(TensorBase, UnaryMethods):
     ) -> Any:  # fmt: skip
         """The tensor as a DLPack capsule (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``),
         realizing first: its memory, shared read-only, on ``cpu`` and ``reference``; a host
-        copy for ``copy=True``, for a consumer before DLPack 1.0, and for a Vulkan tensor
-        when the consumer asks for the host (``dl_device=(1, 0)``). ``stream`` is unused:
-        the value is complete when realize returns."""
+        copy for ``copy=True`` and for a Vulkan tensor when the consumer asks for the host
+        (``dl_device=(1, 0)``). ``stream`` is unused: the value is complete when realize
+        returns."""
         node = self._node
         realize_nodes([node])
         return export_capsule(node, max_version, dl_device, copy)

@@ -1,11 +1,12 @@
-"""DLPack both ways (``Tensor.__dlpack__``, ``vkml.from_dlpack``): memory shared with NumPy
-and PyTorch without a copy where vkml says it is, copies where it says they are, and errors
-naming the remedy elsewhere."""
+"""DLPack both ways (``Tensor.__dlpack__``, ``vkml.from_dlpack``): memory shared with NumPy,
+PyTorch and JAX without a copy where vkml says it is, copies where it says they are, and
+errors naming the remedy elsewhere."""
 
 from __future__ import annotations
 
 import gc
 
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
@@ -134,7 +135,7 @@ def test_dtypes_vkml_lacks_and_objects_without_dlpack_are_refused_by_name() -> N
         vkml.from_dlpack([1, 2, 3])
 
 
-def test_a_capsule_is_consumed_once_and_a_legacy_consumer_gets_a_copy() -> None:
+def test_a_capsule_is_consumed_once_and_a_legacy_consumer_shares_unflagged() -> None:
     t = vkml.tensor(np.arange(4, dtype=np.int32))
     capsule = t.__dlpack__(max_version=(1, 0))
     array, dtype, flags, device = dlpack.consume(capsule)
@@ -142,11 +143,27 @@ def test_a_capsule_is_consumed_once_and_a_legacy_consumer_gets_a_copy() -> None:
     assert array.ctypes.data == _address(t) and flags & dlpack.READ_ONLY
     with pytest.raises(BufferError, match="consumed once"):
         dlpack.consume(capsule)
-    legacy, _, legacy_flags, _ = dlpack.consume(t.__dlpack__())  # before DLPack 1.0
-    assert legacy.ctypes.data != _address(t) and legacy_flags == 0
-    assert np.array_equal(legacy, [0, 1, 2, 3])
-    with pytest.raises(BufferError, match="before 1.0.*copy=None"):
-        t.__dlpack__(copy=False)
+    # before DLPack 1.0 (JAX 0.10 asks so) there is no flag to say read-only: shared all the same
+    legacy, _, legacy_flags, _ = dlpack.consume(t.__dlpack__())
+    assert legacy.ctypes.data == _address(t) and legacy_flags == 0
+    copied, _, copied_flags, _ = dlpack.consume(t.__dlpack__(max_version=(1, 0), copy=True))
+    assert copied.ctypes.data != _address(t) and copied_flags & dlpack.COPIED
+    assert np.array_equal(copied, [0, 1, 2, 3])
+
+
+JAX_DTYPES = ["bool", "int32", "uint32", "float16", "bfloat16", "float32"]  # JAX without x64
+
+
+@pytest.mark.parametrize("dtype", JAX_DTYPES)
+def test_jax_shares_both_ways(dtype: str) -> None:
+    t = vkml.tensor(_values(dtype))
+    j = jnp.from_dlpack(t)
+    assert j.unsafe_buffer_pointer() == _address(t)
+    assert np.array_equal(np.asarray(j), t.numpy())
+    u = vkml.from_dlpack(j + 1 if dtype != "bool" else ~j)
+    assert np.array_equal(u.numpy(), np.asarray(j + 1 if dtype != "bool" else ~j))
+    k = jnp.arange(8, dtype=jnp.float32)
+    assert _address(vkml.from_dlpack(k)) == k.unsafe_buffer_pointer()
 
 
 def test_shared_memory_outlives_the_side_that_made_it() -> None:
