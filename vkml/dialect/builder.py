@@ -114,19 +114,17 @@ class FunctionBuilder(StructuralOps):
         return v.name in self._literal_of
 
     def barrier(self, values: Sequence[Value]) -> list[Value]:
-        """Pass ``values`` through one ``stablehlo.optimization_barrier``: IREE fuses nothing
-        across it, so it bounds the size of the dispatches formed on either side."""
-        if not values:
-            return []
-        names = ", ".join(v.name for v in values)
-        types = ", ".join(str(v.type) for v in values)
-        name = f"%v{self._count}"
-        self._count += 1
-        arity = f":{len(values)}" if len(values) > 1 else ""
-        self.lines.append(f"    {name}{arity} = stablehlo.optimization_barrier {names} : {types}")
-        if len(values) == 1:
-            return [Value(name, values[0].type)]
-        return [Value(f"{name}#{i}", v.type) for i, v in enumerate(values)]
+        """Pass each of ``values`` through a ``stablehlo.optimization_barrier`` of its own:
+        IREE fuses nothing across one, so it bounds the size of the dispatches formed on
+        either side. (One barrier of several scalars, read out of order, IREE 3.13
+        miscompiled.)"""
+        out = []
+        for v in values:
+            name = f"%v{self._count}"
+            self._count += 1
+            self.lines.append(f"    {name} = stablehlo.optimization_barrier {v.name} : {v.type}")
+            out.append(Value(name, v.type))
+        return out
 
     @contextmanager
     def block(self, types: Sequence[TensorType]) -> Iterator[Block]:

@@ -8,8 +8,12 @@ exceeding device limit 32" on lavapipe), so the module could not even be loaded.
 
 Invariant: after this pass, between two ``stablehlo.optimization_barrier`` ops of a
 function's body at most ``GROUP`` of the one-element values it returns are computed. At each
-cut, every one-element value computed before and used after passes through the barrier, and
-the ops after it read the barrier's results: IREE fuses nothing across a barrier, so each
+cut, every one-element value computed before and used after passes through a barrier of its
+own (IREE 3.13 miscompiled one barrier of several scalars), and the ops after it read the
+barriers' results. A cut is only made where at most one of those values is computed from
+after it (the rest are only returned): IREE 3.13 gave wrong values for chains that read
+several across a cut, so such a function is cut further on or not at all, and IREE's
+refusal to load it is then the error. IREE fuses nothing across a barrier, so each
 group is a dispatch of its own. A function that returns ``GROUP`` or fewer such values is
 left alone; each cut costs one more queue submission.
 """
@@ -46,7 +50,6 @@ def _cut_function(func: ir.Operation) -> None:
         pending, seen = pending + found, seen + found
         if pending < GROUP or seen == len(returned):  # (no cut after the last group)
             continue
-        pending = 0
         after = [o for later in ops[i + 1 :] for o in find_ops(later, lambda _: True)]
         read_after = {v for o in after for v in o.operands}
         live = [
@@ -56,13 +59,24 @@ def _cut_function(func: ir.Operation) -> None:
             for r in earlier.results
             if r in read_after and _small(r)
         ]
+        computed_from = {v for o in after if o.name != "func.return" for v in o.operands}
+        if sum(1 for v in live if v in computed_from) > 1:
+            # IREE 3.13 gave wrong values when later ops compute from several scalars that
+            # cross a cut (benchmarks/results/stress-findings.md): cut further on, or not at
+            # all (IREE then refuses to load the module: an error, not a wrong answer)
+            continue
+        pending = 0
         if not live:
             continue
+        # one barrier per value: IREE 3.13 miscompiled one barrier of several scalars read
+        # out of order (a wrong answer)
         with ir.InsertionPoint(ops[i + 1]), ops[i + 1].location:
-            barrier = ir.Operation.create(
-                "stablehlo.optimization_barrier", results=[v.type for v in live], operands=live
-            )
-        through = dict(zip(live, barrier.results, strict=True))
+            through = {
+                v: ir.Operation.create(
+                    "stablehlo.optimization_barrier", results=[v.type], operands=[v]
+                ).results[0]
+                for v in live
+            }
         for o in after:
             for k, operand in enumerate(o.operands):
                 if operand in through:

@@ -212,14 +212,20 @@ def test_many_scalar_results_of_one_chain_realize_together(name: str) -> None:
     them (its scalar dispatch formation), a binding per result, and the module failed to
     load: "binding count 42 > 32" on cpu, "declares 42 storage buffers, exceeding device
     limit 32" on lavapipe (vkml-bound-scalar-dispatches now cuts it). Found by the fuzz
-    campaign (seed 1, batch 3)."""
+    campaign (seed 1, batch 3). On Vulkan the fenced literals are computed scalars that cross
+    every cut, which the pass no longer risks (IREE gave wrong values for such cuts): there
+    the module is refused, never wrong (open: benchmarks/results/stress-findings.md)."""
     device = vkml.device(name)
     x = vkml.tensor(np.float32(3.0), device=device)
     got, y = [], x
     for _ in range(100):
         y = y * 0.5 + 1.0
         got.append(y)
-    vkml.realize(*got)
+    try:
+        vkml.realize(*got)
+    except vkml.InvocationError as exc:
+        assert name == "vulkan:0" and "could not load a module" in str(exc)
+        return
     want, w = [], np.float32(3.0)
     for _ in range(100):
         w = w * np.float32(0.5) + np.float32(1.0)
