@@ -102,12 +102,16 @@ def _local_problem(path: Path, any_owner: bool, sticky_ok: bool) -> Finding | No
     return _owner_problem(path, st, any_owner) or _write_problem(path, st, sticky_ok)
 
 
+def _above(path: Path) -> list[Path]:
+    """The directories above ``path``, as written and with symbolic links resolved."""
+    absolute = Path(os.path.abspath(path))
+    return list(dict.fromkeys([*absolute.parents, *absolute.resolve().parents]))
+
+
 def file_above(path: Path) -> Path | None:
     """The first directory above ``path`` (as written or with links resolved) that exists and
     is not a directory (``/dev/null`` for ``/dev/null/x``): nothing can be created under it."""
-    absolute = Path(os.path.abspath(path))
-    above = dict.fromkeys([*absolute.parents, *absolute.resolve().parents])
-    return next((p for p in above if p.exists() and not p.is_dir()), None)
+    return next((p for p in _above(path) if p.exists() and not p.is_dir()), None)
 
 
 def find_problem(path: Path, rule: str) -> Finding | None:
@@ -121,10 +125,8 @@ def find_problem(path: Path, rule: str) -> Finding | None:
     any_owner = rule != "private"
     if file_above(path) is not None:
         return None  # under a file (VKML_CACHE_DIR=/dev/null/x): nothing can be there to load
-    absolute = Path(os.path.abspath(path))
-    above = dict.fromkeys([*absolute.parents, *absolute.resolve().parents])
     found = _local_problem(path, any_owner, sticky_ok=False)
-    for parent in above:
+    for parent in _above(path):
         found = found or _local_problem(parent, any_owner, sticky_ok=True)
     return found
 

@@ -84,20 +84,11 @@ def download(
     shape = tuple(view.shape)
     if 0 in shape:
         return np.zeros(shape, dtype.numpy)
-    raw_dtype = _RAW.get(dtype.name, dtype.numpy)
-    try:
-        host = view.get_buffer().map().asarray(shape, raw_dtype)
-    except RuntimeError as exc:
-        doing = f"reading a {dtype.name} tensor of shape {shape}"
-        raise mapping_error(exc, device, physical, doing) from exc
-    fresh = False
-    if raw_dtype is not dtype.numpy:
-        if dtype.name == "bfloat16":
-            host = host.view(dtype.numpy)
-        else:
-            host, fresh = host.astype(np.bool_), True  # bytes to bool: already a copy
+    host = _mapped(view, dtype, device, physical, f"reading a {dtype.name} tensor of shape {shape}")
+    if dtype.kind == "bool":
+        return host.astype(np.bool_)  # bytes to bool: already a copy
     if copy:
-        return host if fresh else host.copy()
+        return host.copy()
     host.flags.writeable = False
     return host
 
@@ -106,16 +97,23 @@ def host_memory(view: rt.HalBufferView, dtype: DType, device: str = "the device"
     """A read-only array over a host-visible buffer's own memory, in its layout (a bool is
     a byte, a bfloat16 ml_dtypes' bfloat16): what a DLPack consumer shares, no copy."""
     shape = tuple(view.shape)
-    layout = np.dtype(np.uint8) if dtype.kind == "bool" else dtype.numpy
     if 0 in shape:
-        return np.zeros(shape, layout)
-    try:
-        host = view.get_buffer().map().asarray(shape, _RAW.get(dtype.name, dtype.numpy))
-    except RuntimeError as exc:
-        raise mapping_error(exc, device, "", f"sharing a {dtype.name} tensor") from exc
-    host = host.view(layout)
+        return np.zeros(shape, np.uint8 if dtype.kind == "bool" else dtype.numpy)
+    host = _mapped(view, dtype, device, "", f"sharing a {dtype.name} tensor")
     host.flags.writeable = False
     return host
+
+
+def _mapped(
+    view: rt.HalBufferView, dtype: DType, device: str, physical: str, doing: str
+) -> np.ndarray:
+    """The buffer's memory mapped as an array of ``dtype`` (bools as bytes)."""
+    raw_dtype = _RAW.get(dtype.name, dtype.numpy)
+    try:
+        host = view.get_buffer().map().asarray(tuple(view.shape), raw_dtype)
+    except RuntimeError as exc:
+        raise mapping_error(exc, device, physical, doing) from exc
+    return host.view(dtype.numpy) if dtype.name == "bfloat16" else host
 
 
 # IREE's heap buffers must start on this boundary (an import of memory that did not crashed
