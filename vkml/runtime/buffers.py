@@ -86,10 +86,11 @@ def download(
         return np.zeros(shape, dtype.numpy)
     host = _mapped(view, dtype, device, physical, f"reading a {dtype.name} tensor of shape {shape}")
     if dtype.kind == "bool":
-        return host.astype(np.bool_)  # bytes to bool: already a copy
-    if copy:
-        return host.copy()
-    host.flags.writeable = False
+        host = host.astype(np.bool_)  # bytes to bool: a fresh array already
+    elif copy:
+        host = host.copy()
+    if not copy:
+        host.flags.writeable = False
     return host
 
 
