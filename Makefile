@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation stress vulkan-drivers clean
+.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation stress array-api vulkan-drivers clean
 
 setup: $(STAMP)
 
@@ -56,6 +56,13 @@ test-lit: setup
 # --fuzz-minutes 60"); writes benchmarks/results/stress.md. STRESS_ARGS=--quick checks them.
 stress: setup vulkan-drivers
 	$(PY) scripts/stress/run.py $(STRESS_ARGS)
+
+# the Array API standard's own test suite against vkml.array_api on cpu (issue 13): clones
+# data-apis/array-api-tests at the pinned commit into .cache/ (or ARRAY_API_TESTS_DIR=a
+# checkout); writes benchmarks/results/array-api.md. ARRAY_API_ARGS="--max-examples 5".
+array-api: setup
+	$(PY) -m pip install --quiet -e '.[array-api]'
+	$(PY) scripts/array_api/suite.py $(ARRAY_API_ARGS)
 
 test-exhaustive: setup
 	$(PY) -m pytest tests/py -m exhaustive -s

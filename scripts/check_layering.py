@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("builder", ["vkml/builder/"]),
     ("nn", ["vkml/nn/"]),
     ("aot", ["vkml/aot/"]),
+    ("array_api", ["vkml/array_api/"]),
     ("api", ["vkml/__init__.py"]),
     ("examples", ["vkml/examples/"]),
     ("cli", ["vkml/cli.py", "vkml/__main__.py"]),

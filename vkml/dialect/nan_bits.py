@@ -100,6 +100,25 @@ def is_below(b: FunctionBuilder, x: Value, limit: float) -> Value:
     return b.binary("and", negative, above)
 
 
+def is_beyond(b: FunctionBuilder, x: Value, limit: float) -> Value:
+    """``|x| > limit`` for a ``limit`` of 0.0 or more (a NaN too): the magnitude's bits are
+    above ``limit``'s."""
+    if not limit >= 0:
+        raise ValueError(f"is_beyond takes a limit of 0.0 or above, not {limit}")
+    layout = float_bits(x)
+    bound = np.array([limit], np.float64).astype(x.dtype.numpy).view(layout.integer.numpy)[0]
+    return b.compare("GT", magnitude(b, x), b.constant(int(bound), layout.integer, x.shape))
+
+
+def is_below_one(b: FunctionBuilder, x: Value) -> Value:
+    """``x < 1`` (a NaN with the sign set too): the sign is set or the magnitude is below 1's."""
+    layout = float_bits(x)
+    negative = b.compare("LT", b.bitcast(x, layout.integer), b.constant(0, layout.integer, x.shape))
+    one = np.array([1.0], x.dtype.numpy).view(layout.integer.numpy)[0]
+    small = b.compare("LT", magnitude(b, x), b.constant(int(one), layout.integer, x.shape))
+    return b.binary("or", negative, small)
+
+
 def _against_infinity(b: FunctionBuilder, direction: str, x: Value) -> Value:
     layout = float_bits(x)
     return b.compare(

@@ -84,6 +84,12 @@ def minimum(a: Any, b: Any) -> Tensor:
     return wrap(ops.binary("minimum", a, b))
 
 
+def atan2(a: Any, b: Any) -> Tensor:
+    """Elementwise angle of the point (b, a) in radians, in [-pi, pi] (floats; integers
+    are converted to float32)."""
+    return wrap(ops.binary("atan2", a, b))
+
+
 def equal(a: Any, b: Any) -> Tensor:
     """Elementwise ``a == b`` (bool)."""
     return wrap(ops.compare("eq", a, b))

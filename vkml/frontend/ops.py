@@ -123,8 +123,8 @@ def binary(op: str, a: Any, b: Any) -> Node:
     an, bn, dtype = _operands(op, a, b)
     if dtype is bool_ and op in _NUMBER_ONLY:
         _check_inputs(op, dtype)
-    if op == "div" and not dtype.is_float:
-        dtype = default_float  # true division, as Python and NumPy
+    if (op == "div" or OPS[op].inputs == "float") and not dtype.is_float:
+        dtype = default_float  # true division (as Python and NumPy), atan2 of integers
     shape = (
         an.shape
         if an.shape == bn.shape or not bn.shape

@@ -14,10 +14,11 @@ import numpy as np
 from vkml.devices.realize import realize_nodes
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, ops, views
-from vkml.frontend.base import TensorBase
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
+from vkml.frontend.namespace import array_namespace
+from vkml.frontend.operators import Operators
 from vkml.frontend.unary_methods import UnaryMethods
 from vkml.graph.node import Node
 
@@ -32,7 +33,7 @@ def wrap(node: Node, *operands: Any) -> Tensor:
     return Tensor(node)
 
 
-class Tensor(TensorBase, UnaryMethods):
+class Tensor(Operators, UnaryMethods):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
@@ -174,6 +175,14 @@ class Tensor(TensorBase, UnaryMethods):
         realize_nodes([node])
         return export_capsule(node, max_version, dl_device, copy)
 
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The Array API namespace of vkml tensors, ``vkml.array_api``."""
+        return array_namespace(api_version)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The Array API's spelling of ``to``: a copy on ``device`` (``stream`` is unused)."""
+        return self.to(device)
+
     def __dlpack_device__(self) -> tuple[int, int]:
         """DLPack's (device type, id): (1, 0), the host, for ``cpu`` and ``reference``;
         (7, N), Vulkan, for ``vulkan:N``."""
@@ -224,69 +233,12 @@ class Tensor(TensorBase, UnaryMethods):
 
     __hash__ = object.__hash__
 
-    # -- arithmetic and comparison operators ------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("add", self, other))
-
-    def __radd__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("add", other, self))
-
-    def __sub__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("sub", self, other))
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("sub", other, self))
-
-    def __mul__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("mul", self, other))
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("mul", other, self))
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("div", self, other))
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("div", other, self))
-
-    def __pow__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("pow", self, other))
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("pow", other, self))
-
+    # -- operators (the rest come from Operators) -------------------------------------------
     def __matmul__(self, other: Any) -> Tensor:
         return wrap(ops.matmul(self, other), self)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return wrap(ops.matmul(other, self), self)
-
-    def __neg__(self) -> Tensor:
-        return Tensor(ops.unary("neg", self))
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return Tensor(ops.unary("abs", self))
-
-    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return Tensor(ops.compare("eq", self, other))
-
-    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return Tensor(ops.compare("ne", self, other))
-
-    def __lt__(self, other: Any) -> Tensor:
-        return Tensor(ops.compare("lt", self, other))
-
-    def __le__(self, other: Any) -> Tensor:
-        return Tensor(ops.compare("le", self, other))
-
-    def __gt__(self, other: Any) -> Tensor:
-        return Tensor(ops.compare("gt", self, other))
-
-    def __ge__(self, other: Any) -> Tensor:
-        return Tensor(ops.compare("ge", self, other))
 
     def __getitem__(self, index: Any) -> Tensor:
         return wrap(views.getitem(self, index), self)
@@ -296,6 +248,9 @@ class Tensor(TensorBase, UnaryMethods):
     # the op definitions)
     def _unary(self, op: str) -> Tensor:
         return Tensor(ops.unary(op, self))
+
+    def _of(self, node: Node) -> Tensor:
+        return Tensor(node)
 
     def astype(self, dtype: Any) -> Tensor:
         return wrap(ops.astype(self, dtype), self)
@@ -366,3 +321,11 @@ class Tensor(TensorBase, UnaryMethods):
     @property
     def T(self) -> Tensor:
         return wrap(views.transpose(self), self)
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped (a stack of matrices transposed)."""
+        n = self.ndim
+        if n < 2:
+            raise ShapeError(f"mT needs at least 2 dimensions, got shape {self.shape}")
+        return wrap(views.permute(self, *range(n - 2), n - 1, n - 2), self)

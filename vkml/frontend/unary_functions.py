@@ -11,13 +11,22 @@ from vkml.frontend.tensor import Tensor, wrap
 
 __all__ = [
     "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
     "ceil",
     "cos",
+    "cosh",
     "erf",
     "exp",
+    "expm1",
     "floor",
     "gelu",
     "log",
+    "log1p",
     "negative",
     "relu",
     "round",
@@ -25,7 +34,9 @@ __all__ = [
     "sigmoid",
     "sign",
     "sin",
+    "sinh",
     "sqrt",
+    "tan",
     "tanh",
     "trunc",
 ]
@@ -34,6 +45,36 @@ __all__ = [
 def abs(x: Tensor) -> Tensor:
     """Elementwise absolute value."""
     return wrap(unary("abs", x))
+
+
+def acos(x: Tensor) -> Tensor:
+    """Elementwise inverse cosine."""
+    return wrap(unary("acos", x))
+
+
+def acosh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic cosine."""
+    return wrap(unary("acosh", x))
+
+
+def asin(x: Tensor) -> Tensor:
+    """Elementwise inverse sine."""
+    return wrap(unary("asin", x))
+
+
+def asinh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic sine."""
+    return wrap(unary("asinh", x))
+
+
+def atan(x: Tensor) -> Tensor:
+    """Elementwise inverse tangent."""
+    return wrap(unary("atan", x))
+
+
+def atanh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic tangent."""
+    return wrap(unary("atanh", x))
 
 
 def ceil(x: Tensor) -> Tensor:
@@ -46,6 +87,11 @@ def cos(x: Tensor) -> Tensor:
     return wrap(unary("cos", x))
 
 
+def cosh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic cosine."""
+    return wrap(unary("cosh", x))
+
+
 def erf(x: Tensor) -> Tensor:
     """Elementwise error function."""
     return wrap(unary("erf", x))
@@ -54,6 +100,11 @@ def erf(x: Tensor) -> Tensor:
 def exp(x: Tensor) -> Tensor:
     """Elementwise e**x."""
     return wrap(unary("exp", x))
+
+
+def expm1(x: Tensor) -> Tensor:
+    """Elementwise e**x - 1, accurate near 0."""
+    return wrap(unary("expm1", x))
 
 
 def floor(x: Tensor) -> Tensor:
@@ -69,6 +120,11 @@ def gelu(x: Tensor) -> Tensor:
 def log(x: Tensor) -> Tensor:
     """Elementwise natural logarithm."""
     return wrap(unary("log", x))
+
+
+def log1p(x: Tensor) -> Tensor:
+    """Elementwise log(1 + x), accurate near 0."""
+    return wrap(unary("log1p", x))
 
 
 def negative(x: Tensor) -> Tensor:
@@ -106,9 +162,19 @@ def sin(x: Tensor) -> Tensor:
     return wrap(unary("sin", x))
 
 
+def sinh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic sine."""
+    return wrap(unary("sinh", x))
+
+
 def sqrt(x: Tensor) -> Tensor:
     """Elementwise square root."""
     return wrap(unary("sqrt", x))
+
+
+def tan(x: Tensor) -> Tensor:
+    """Elementwise tangent."""
+    return wrap(unary("tan", x))
 
 
 def tanh(x: Tensor) -> Tensor:

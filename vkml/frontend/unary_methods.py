@@ -21,6 +21,30 @@ class UnaryMethods:
         """Elementwise absolute value."""
         return self._unary("abs")
 
+    def acos(self) -> Self:
+        """Elementwise inverse cosine."""
+        return self._unary("acos")
+
+    def acosh(self) -> Self:
+        """Elementwise inverse hyperbolic cosine."""
+        return self._unary("acosh")
+
+    def asin(self) -> Self:
+        """Elementwise inverse sine."""
+        return self._unary("asin")
+
+    def asinh(self) -> Self:
+        """Elementwise inverse hyperbolic sine."""
+        return self._unary("asinh")
+
+    def atan(self) -> Self:
+        """Elementwise inverse tangent."""
+        return self._unary("atan")
+
+    def atanh(self) -> Self:
+        """Elementwise inverse hyperbolic tangent."""
+        return self._unary("atanh")
+
     def ceil(self) -> Self:
         """Elementwise smallest integer >= x (integers unchanged)."""
         return self._unary("ceil")
@@ -29,6 +53,10 @@ class UnaryMethods:
         """Elementwise cosine."""
         return self._unary("cos")
 
+    def cosh(self) -> Self:
+        """Elementwise hyperbolic cosine."""
+        return self._unary("cosh")
+
     def erf(self) -> Self:
         """Elementwise error function."""
         return self._unary("erf")
@@ -36,6 +64,10 @@ class UnaryMethods:
     def exp(self) -> Self:
         """Elementwise e**x."""
         return self._unary("exp")
+
+    def expm1(self) -> Self:
+        """Elementwise e**x - 1, accurate near 0."""
+        return self._unary("expm1")
 
     def floor(self) -> Self:
         """Elementwise largest integer <= x (integers unchanged)."""
@@ -48,6 +80,10 @@ class UnaryMethods:
     def log(self) -> Self:
         """Elementwise natural logarithm."""
         return self._unary("log")
+
+    def log1p(self) -> Self:
+        """Elementwise log(1 + x), accurate near 0."""
+        return self._unary("log1p")
 
     def negative(self) -> Self:
         """Elementwise negation."""
@@ -77,9 +113,17 @@ class UnaryMethods:
         """Elementwise sine."""
         return self._unary("sin")
 
+    def sinh(self) -> Self:
+        """Elementwise hyperbolic sine."""
+        return self._unary("sinh")
+
     def sqrt(self) -> Self:
         """Elementwise square root."""
         return self._unary("sqrt")
+
+    def tan(self) -> Self:
+        """Elementwise tangent."""
+        return self._unary("tan")
 
     def tanh(self) -> Self:
         """Elementwise hyperbolic tangent."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vkml.dialect import emitters as emit
+from vkml.dialect import accurate, emitters as emit
 from vkml.dtypes import float64
 from vkml.graph.node import Node
 from vkml.ops import reference as ref
@@ -22,7 +22,7 @@ from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 # Transcendentals IREE cannot run in float64: SPIR-V's GLSL.std.450 instructions (Exp, Log,
 # Sin, ...) take 16/32-bit floats only, and IREE 3.13's llvm-cpu links no libm for float64
-# tanh, sin and cos ("undefined symbol: tanh"). The reference device runs them all.
+# tanh, sin, cos, tan and atan2 (asin, acos and atan lower to it): "undefined symbol: tanh". The reference device runs them all.
 NO_F64_VULKAN = frozenset({("vulkan", float64)})
 NO_F64 = frozenset({("vulkan", float64), ("cpu", float64)})
 
@@ -155,6 +155,63 @@ def grad_gelu(node: Node, g: Handle, f: Algebra) -> Grads:
     return (g * (cdf + x * pdf),)
 
 
+def grad_expm1(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g * (f.tensor(node) + 1.0),)
+
+
+def grad_log1p(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g / (f.tensor(node.src[0]) + 1.0),)
+
+
+def grad_tan(node: Node, g: Handle, f: Algebra) -> Grads:
+    out = f.tensor(node)
+    return (g * (out * out + 1.0),)
+
+
+def grad_asin(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g * (1.0 - x * x).rsqrt(),)
+
+
+def grad_acos(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (-(g * (1.0 - x * x).rsqrt()),)
+
+
+def grad_atan(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g / (x * x + 1.0),)
+
+
+def grad_sinh(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g * f.unary("cosh", f.tensor(node.src[0])),)
+
+
+def grad_cosh(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g * f.unary("sinh", f.tensor(node.src[0])),)
+
+
+def grad_asinh(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g * (x * x + 1.0).rsqrt(),)
+
+
+def grad_acosh(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g * (x * x - 1.0).rsqrt(),)
+
+
+def grad_atanh(node: Node, g: Handle, f: Algebra) -> Grads:
+    x = f.tensor(node.src[0])
+    return (g / (1.0 - x * x),)
+
+
+def grad_atan2(node: Node, g: Handle, f: Algebra) -> Grads:
+    y, x = f.tensor(node.src[0]), f.tensor(node.src[1])
+    r2 = x * x + y * y
+    return to_source(g * (x / r2), node.src[0]), to_source(-(g * (y / r2)), node.src[1])
+
+
 def grad_zero(node: Node, g: Handle, f: Algebra) -> Grads:
     # a step function: zero almost everywhere, and PyTorch's 0 at the steps as well
     return (f.full(g.shape, 0, g.dtype, g.device),)
@@ -244,6 +301,41 @@ ELEMENTWISE: dict[str, OpDef] = table(
     OpDef("erf", "unary", emit.unary("erf", chlo=True), ref.unary(ref.erf), False, ulp=8,
           inputs="float", gradient=grad_erf, refuses=NO_F64_VULKAN,
           public="erf", doc="Elementwise error function."),
+    OpDef("expm1", "unary", accurate.emit_expm1, ref.unary(np.expm1), False, ulp=4,
+          inputs="float", gradient=grad_expm1, refuses=NO_F64_VULKAN,
+          public="expm1", doc="Elementwise e**x - 1, accurate near 0."),
+    OpDef("log1p", "unary", accurate.emit_log1p, ref.unary(np.log1p), False, ulp=4,
+          inputs="float", gradient=grad_log1p, refuses=NO_F64_VULKAN,
+          public="log1p", doc="Elementwise log(1 + x), accurate near 0."),
+    OpDef("tan", "unary", accurate.emit_tan, ref.unary(np.tan), False, ulp=256,
+          inputs="float", gradient=grad_tan, refuses=NO_F64,
+          public="tan", doc="Elementwise tangent."),
+    OpDef("asin", "unary", emit.unary("asin", chlo=True), ref.unary(np.arcsin), False, ulp=16,
+          inputs="float", gradient=grad_asin, refuses=NO_F64,
+          public="asin", doc="Elementwise inverse sine."),
+    OpDef("acos", "unary", emit.unary("acos", chlo=True), ref.unary(np.arccos), False, ulp=32,
+          inputs="float", gradient=grad_acos, refuses=NO_F64,
+          public="acos", doc="Elementwise inverse cosine."),
+    OpDef("atan", "unary", emit.unary("atan", chlo=True), ref.unary(np.arctan), False, ulp=16,
+          inputs="float", gradient=grad_atan, refuses=NO_F64,
+          public="atan", doc="Elementwise inverse tangent."),
+    OpDef("sinh", "unary", accurate.emit_sinh, ref.unary(np.sinh), False, ulp=16,
+          inputs="float", gradient=grad_sinh, refuses=NO_F64_VULKAN,
+          public="sinh", doc="Elementwise hyperbolic sine."),
+    OpDef("cosh", "unary", emit.unary("cosh", chlo=True), ref.unary(np.cosh), False, ulp=16,
+          inputs="float", gradient=grad_cosh, refuses=NO_F64_VULKAN,
+          public="cosh", doc="Elementwise hyperbolic cosine."),
+    OpDef("asinh", "unary", accurate.emit_asinh, ref.unary(np.arcsinh), False, ulp=16,
+          inputs="float", gradient=grad_asinh, refuses=NO_F64_VULKAN,
+          public="asinh", doc="Elementwise inverse hyperbolic sine."),
+    OpDef("acosh", "unary", emit.unary("acosh", chlo=True), ref.unary(np.arccosh), False, ulp=16,
+          inputs="float", gradient=grad_acosh, refuses=NO_F64_VULKAN,
+          public="acosh", doc="Elementwise inverse hyperbolic cosine."),
+    OpDef("atanh", "unary", accurate.emit_atanh, ref.unary(np.arctanh), False, ulp=16,
+          inputs="float", gradient=grad_atanh, refuses=NO_F64_VULKAN,
+          public="atanh", doc="Elementwise inverse hyperbolic tangent."),
+    OpDef("atan2", "binary", accurate.emit_atan2, ref.arith(np.arctan2), False, ulp=32,
+          inputs="float", gradient=grad_atan2, refuses=NO_F64),
     OpDef("gelu", "unary", emit.emit_gelu, ref.unary(ref.gelu), False, ulp=16, inputs="float",
           gradient=grad_gelu, refuses=NO_F64_VULKAN,
           public="gelu", doc="Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2)))."),

@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.ir import ir
-from vkml.dialect.nan_bits import is_below, is_infinite, is_nan, is_not_nan, is_one, is_zero
+from vkml.dialect.nan_bits import (
+    is_below,
+    is_below_one,
+    is_beyond,
+    is_infinite,
+    is_nan,
+    is_not_nan,
+    is_one,
+    is_zero,
+)
 from vkml.dialect.rewrite import replace_with_function_body, tensor_type_of, wrap_results
 from vkml.dialect.types import Value
 
@@ -45,6 +54,10 @@ def _negative(b: FunctionBuilder, x: Value) -> Value:
 
 def _below_minus_one(b: FunctionBuilder, x: Value) -> Value:
     return is_below(b, x, -1.0)
+
+
+def _beyond_one(b: FunctionBuilder, x: Value) -> Value:
+    return is_beyond(b, x, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +84,11 @@ _RULES: dict[str, _Rule] = {
     "stablehlo.tan": _Rule(is_infinite),
     "chlo.erf": _Rule(),
     "chlo.erfc": _Rule(),
+    "chlo.asin": _Rule(_beyond_one),
+    "chlo.acos": _Rule(_beyond_one),
+    "chlo.atan": _Rule(),
+    "chlo.cosh": _Rule(),
+    "chlo.acosh": _Rule(is_below_one),
     # pow(NaN, ±0) and pow(1, NaN) are 1 (IEEE pow, NumPy, PyTorch)
     "stablehlo.power": _Rule(exempt=(is_zero, is_one)),
     "stablehlo.atan2": _Rule(),

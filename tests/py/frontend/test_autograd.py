@@ -72,6 +72,18 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("sigmoid", "sigmoid", lambda a: a.sigmoid(), [signed(2, 3)]),
     ("erf", "erf", lambda a: vkml.erf(a), [signed(2, 3)]),
     ("gelu", "gelu", lambda a: a.gelu(), [signed(2, 3)]),
+    ("expm1", "expm1", lambda a: vkml.expm1(a), [signed(2, 3)]),
+    ("log1p", "log1p", lambda a: vkml.log1p(a), [positive(2, 3)]),
+    ("tan", "tan", lambda a: vkml.tan(a), [signed(2, 3) * 0.3]),
+    ("asin", "asin", lambda a: vkml.asin(a), [signed(2, 3) * 0.3]),
+    ("acos", "acos", lambda a: vkml.acos(a), [signed(2, 3) * 0.3]),
+    ("atan", "atan", lambda a: vkml.atan(a), [signed(2, 3)]),
+    ("sinh", "sinh", lambda a: vkml.sinh(a), [signed(2, 3)]),
+    ("cosh", "cosh", lambda a: vkml.cosh(a), [signed(2, 3)]),
+    ("asinh", "asinh", lambda a: vkml.asinh(a), [signed(2, 3)]),
+    ("acosh", "acosh", lambda a: vkml.acosh(a), [positive(2, 3) + 1.5]),
+    ("atanh", "atanh", lambda a: vkml.atanh(a), [signed(2, 3) * 0.3]),
+    ("atan2", "atan2", lambda a, b: vkml.atan2(a, b), [signed(2, 3), positive(3)]),
     # piecewise constant: a zero gradient, and finite differences agree away from the jumps
     *[
         (op, op, lambda a, op=op: getattr(a, op)() * a, [signed(2, 3) * 2.5])
@@ -102,8 +114,9 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("amin-all", "amin", lambda a: a.amin(), [apart(3, 4)]),
 ]
 
-# float64 tanh/sin/cos do not link on cpu (IREE 3.13): those cases run in float32 there.
-FLOAT32_ON_CPU = {"tanh", "sin", "cos"}
+# float64 tanh, sin, cos, tan, atan2 (and asin, acos, atan) do not link on cpu (IREE 3.13):
+# those cases run in float32 there.
+FLOAT32_ON_CPU = {op for op in OPS if not vkml.cpu.supports(op, vkml.float64)}
 NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "arange"} | {
     # integer-only ops, and bitcast (bits are not a differentiable function of a value)
     "bitcast",

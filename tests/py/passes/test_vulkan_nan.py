@@ -36,6 +36,19 @@ NAN, INF = math.nan, math.inf
 
 # -- (1) the property, read from the printed module ---------------------------------------------
 # the integer constants a NaN test compares with: +inf's bits and the sign-clearing masks
+NEW_TRANSCENDENTAL = (
+    "expm1",
+    "log1p",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+)
 _INFINITIES = {"31744", "32640", "2139095040", "9218868437227405312"}
 _MASKS = {"32767", "2147483647", "9223372036854775807"}
 # ops whose lowering may lose a NaN operand (the H200 lost it in exp, tanh and logistic)
@@ -356,7 +369,8 @@ def _of_d(name: str) -> Program:
 # fmt: off
 EDGES: dict[str, tuple[str, Program]] = {
     name: (name, _of_d(name))
-    for name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "erf", "gelu")
+    for name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "erf", "gelu",
+                 *NEW_TRANSCENDENTAL)
 } | {
     # on "m": cpu flushes d's subnormal to -0.0, whose floor is not the reference's -1.0
     # (docs/contracts.md, "Subnormals"; tests/py/frontend/test_rounding.py)

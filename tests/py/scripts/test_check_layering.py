@@ -30,6 +30,7 @@ BASE: dict[str, str] = {
     "vkml/builder/__init__.py": "from vkml.frontend import x\n",
     "vkml/nn/__init__.py": "from vkml.frontend import x\n",
     "vkml/aot/__init__.py": "from vkml.frontend import x\n",
+    "vkml/array_api/__init__.py": "from vkml.frontend import x\n",
     "vkml/examples/demo.py": "import vkml\n",
     "vkml/cli.py": "from vkml.examples import demo\n",
 }
@@ -71,11 +72,12 @@ def assert_violation(result: subprocess.CompletedProcess[str], line: str) -> Non
 def test_clean_tree_passes_after_write(tmp_path: Path) -> None:
     result = write_and_check(tmp_path, {})
     assert result.returncode == 0, result.stdout
-    assert result.stdout.strip() == "layering: 19 modules, 16 layers, 0 violations"
+    assert result.stdout.strip() == "layering: 20 modules, 17 layers, 0 violations"
     doc = (tmp_path / "docs" / "architecture.md").read_text()
     assert "python scripts/check_layering.py --write" in doc
     assert "```mermaid\nflowchart TD\n" in doc
-    assert "    L13 -->|1| L8\n" in doc  # api -> frontend
+    assert "    L14 -->|1| L8\n" in doc  # api -> frontend
+    assert "    L13 -->|1| L8\n" in doc  # array_api -> frontend
     assert "    L12 -->|1| L8\n" in doc  # aot -> frontend
     assert "    L11 -->|1| L8\n" in doc  # nn -> frontend
     assert "    L10 -->|1| L8\n" in doc  # builder -> frontend

@@ -1,0 +1,115 @@
+"""The Array API's statistical, searching and utility functions.
+
+Reductions keep vkml's contract: a fixed pairwise tree, so a sum is the same bits on every
+device. ``nonzero`` has a shape that depends on the data: it realizes its input, says so in
+its docstring, and returns tensors of what it found.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import numpy as np
+
+from vkml.dtypes import bool_, default_int, to_dtype
+from vkml.errors import DTypeError
+from vkml.frontend import creation, functions, ops
+from vkml.frontend.tensor import Tensor
+
+
+def _axes(x: Tensor, axis: Any) -> tuple[int, ...]:
+    return ops.normalize_axes("reduction", axis, x.shape)
+
+
+def _reduced(x: Tensor, axis: Any, keepdims: bool, value: Any, dtype: Any) -> Tensor:
+    """The result of reducing nothing (an empty axis): ``value`` in the reduced shape."""
+    axes = _axes(x, axis)
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape) if keepdims or i not in axes)
+    return creation.full(shape, value, dtype, x.device)
+
+
+def _accumulator(x: Tensor, dtype: Any) -> Tensor:
+    if dtype is not None:
+        return x.astype(to_dtype(dtype))
+    if x.dtype is bool_ or x.dtype.kind == "int":
+        return x.astype(default_int)  # the standard's rule: the default integer
+    return x
+
+
+def sum(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """The sum over ``axis`` (all axes by default); integers sum in int64."""
+    return functions.sum(_accumulator(x, dtype), axis, keepdims)
+
+
+def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    if not x.dtype.is_float:
+        raise DTypeError(f"'mean' takes a floating-point tensor, got {x.dtype}; astype first")
+    return functions.mean(x, axis, keepdims)
+
+
+def max(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return functions.amax(x, axis, keepdims)
+
+
+def min(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return functions.amin(x, axis, keepdims)
+
+
+def var(
+    x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
+) -> Tensor:
+    """The variance over ``axis``, dividing by N - ``correction``."""
+    if not x.dtype.is_float:
+        raise DTypeError(f"'var' takes a floating-point tensor, got {x.dtype}; astype first")
+    axes = _axes(x, axis)
+    n = math.prod(x.shape[i] for i in axes)
+    centred = x - functions.mean(x, axes, keepdims=True)
+    return functions.sum(centred * centred, axes, keepdims) / builtins.max(n - correction, 0)
+
+
+def std(
+    x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
+) -> Tensor:
+    """The standard deviation over ``axis``, dividing by N - ``correction``."""
+    return var(x, axis=axis, correction=correction, keepdims=keepdims).sqrt()
+
+
+def all(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Whether every element over ``axis`` is true (non-zero); true for none."""
+    if 0 in x.shape:
+        return _reduced(x, axis, keepdims, True, bool_)
+    return functions.amin(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+
+
+def any(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Whether some element over ``axis`` is true (non-zero); false for none."""
+    if 0 in x.shape:
+        return _reduced(x, axis, keepdims, False, bool_)
+    return functions.amax(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+
+
+def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    return functions.argmax(x, axis, keepdims)
+
+
+def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    return functions.argmin(x, axis, keepdims)
+
+
+def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
+    return functions.where(condition, x1, x2)
+
+
+def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return functions.sum((x != 0).astype(default_int), axis, keepdims)
+
+
+def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+    """The indices of the non-zero elements, one tensor per axis. Their length depends on
+    the data, so this realizes ``x`` (and what it depends on) first."""
+    if x.ndim == 0:
+        raise ValueError("nonzero of a 0-d tensor is not defined; reshape it to (1,) first")
+    found = np.nonzero(x.numpy())
+    return tuple(creation.tensor(i.astype(np.int64), device=x.device) for i in found)
