@@ -69,6 +69,18 @@ def divide(a: Any, b: Any) -> Tensor:
     return wrap(ops.binary("div", a, b))
 
 
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a // b``: the quotient rounded toward minus infinity (NumPy's values; an
+    integer divided by zero gives 0)."""
+    return wrap(ops.binary("floor_divide", a, b))
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a % b``, with the sign of ``b`` (NumPy's and Python's; an integer modulo
+    zero gives 0)."""
+    return wrap(ops.binary("remainder", a, b))
+
+
 def power(a: Any, b: Any) -> Tensor:
     """Elementwise ``a ** b``."""
     return wrap(ops.binary("pow", a, b))

@@ -81,6 +81,18 @@ class Operators(TensorBase):
     def __rtruediv__(self, other: Any) -> Self:
         return self._of(ops.binary("div", other, self))
 
+    def __floordiv__(self, other: Any) -> Self:
+        return self._of(ops.binary("floor_divide", self, other))
+
+    def __rfloordiv__(self, other: Any) -> Self:
+        return self._of(ops.binary("floor_divide", other, self))
+
+    def __mod__(self, other: Any) -> Self:
+        return self._of(ops.binary("remainder", self, other))
+
+    def __rmod__(self, other: Any) -> Self:
+        return self._of(ops.binary("remainder", other, self))
+
     def __pow__(self, other: Any) -> Self:
         return self._of(ops.binary("pow", self, other))
 

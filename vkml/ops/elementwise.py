@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vkml.dialect import accurate, emitters as emit
-from vkml.dtypes import float64
+from vkml.dialect import accurate, emitters as emit, floor_division
+from vkml.dtypes import bfloat16, float16, float32, float64
 from vkml.graph.node import Node
 from vkml.ops import reference as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
@@ -25,6 +25,11 @@ from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 # tanh, sin, cos, tan and atan2 (asin, acos and atan lower to it): "undefined symbol: tanh". The reference device runs them all.
 NO_F64_VULKAN = frozenset({("vulkan", float64)})
 NO_F64 = frozenset({("vulkan", float64), ("cpu", float64)})
+# SPIR-V's float remainder (OpFRem) is x - y * trunc(x / y): lavapipe gave fmod(1e10, 3) = 0
+# and fmod(1, inf) = NaN, so floor_divide and remainder of floats would be wrong on Vulkan;
+# llvm-cpu links no float64 fmod
+NO_FLOAT_VULKAN = frozenset(("vulkan", d) for d in (float16, bfloat16, float32, float64))
+NO_FMOD = NO_FLOAT_VULKAN | {("cpu", float64)}
 
 
 # -- gradients of binary arithmetic ------------------------------------------------------------
@@ -45,6 +50,17 @@ def grad_div(node: Node, g: Handle, f: Algebra) -> Grads:
     b = f.tensor(node.src[1])
     # d(a/b)/db = -(a/b)/b, with a/b the output itself (PyTorch divides twice the same way)
     return to_source(g / b, node.src[0]), to_source(-(g * (f.tensor(node) / b)), node.src[1])
+
+
+def grad_floor_divide(node: Node, g: Handle, f: Algebra) -> Grads:
+    zero = f.full(g.shape, 0, g.dtype, g.device)  # a step function of both operands
+    return to_source(zero, node.src[0]), to_source(zero, node.src[1])
+
+
+def grad_remainder(node: Node, g: Handle, f: Algebra) -> Grads:
+    # a - b * floor(a / b): PyTorch's gradients, g and -g * floor(a / b)
+    a, b = f.tensor(node.src[0]), f.tensor(node.src[1])
+    return to_source(g, node.src[0]), to_source(-(g * (a // b)), node.src[1])
 
 
 def grad_pow(node: Node, g: Handle, f: Algebra) -> Grads:
@@ -232,6 +248,10 @@ ELEMENTWISE: dict[str, OpDef] = table(
           inputs="number", gradient=grad_maximum),
     OpDef("minimum", "binary", emit.select_binary(emit.select_min), ref.arith(ref.select_min), True,
           inputs="number", gradient=grad_minimum),
+    OpDef("floor_divide", "binary", floor_division.divmod_emitter(0), ref.arith(np.floor_divide), True,
+          inputs="number", gradient=grad_floor_divide, refuses=NO_FMOD),
+    OpDef("remainder", "binary", floor_division.divmod_emitter(1), ref.arith(np.remainder), True,
+          inputs="number", gradient=grad_remainder, refuses=NO_FMOD),
     OpDef("pow", "binary", emit.arith("power"), ref.arith(ref.power), False, ulp=4, inputs="number",
           gradient=grad_pow, refuses=NO_F64_VULKAN),
     # comparisons: bool results, no gradient

@@ -92,6 +92,8 @@ _RULES: dict[str, _Rule] = {
     # pow(NaN, ±0) and pow(1, NaN) are 1 (IEEE pow, NumPy, PyTorch)
     "stablehlo.power": _Rule(exempt=(is_zero, is_one)),
     "stablehlo.atan2": _Rule(),
+    # fmod (vkml refuses float remainders on Vulkan today; integer ones pass untouched)
+    "stablehlo.remainder": _Rule(),
     # a driver that assumes no NaN may round a NaN's bits as if they were a number
     "stablehlo.floor": _Rule(),
     "stablehlo.ceil": _Rule(),

@@ -83,6 +83,8 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("asinh", "asinh", lambda a: vkml.asinh(a), [signed(2, 3)]),
     ("acosh", "acosh", lambda a: vkml.acosh(a), [positive(2, 3) + 1.5]),
     ("atanh", "atanh", lambda a: vkml.atanh(a), [signed(2, 3) * 0.3]),
+    ("floor_divide", "floor_divide", lambda a, b: (a // b) * a, [signed(2, 3) * 3.1, positive(3)]),
+    ("remainder", "remainder", lambda a, b: a % b, [signed(2, 3) * 3.1, positive(3)]),
     ("atan2", "atan2", lambda a, b: vkml.atan2(a, b), [signed(2, 3), positive(3)]),
     # piecewise constant: a zero gradient, and finite differences agree away from the jumps
     *[

@@ -85,6 +85,9 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             "pow",
             (lambda t: t["pos"] ** t["b"]) if flt else (lambda t: t["a"] ** t["pos"]),
         )
+        if vkml.cpu.supports("remainder", vkml.dtypes.to_dtype(dtype)):
+            p["floor_divide"] = ("floor_divide", lambda t: t["a"] // t["b"])
+            p["remainder"] = ("remainder", lambda t: t["a"] % t["b"])
         p["neg"] = ("neg", lambda t: -t["a"])
         p["abs"] = ("abs", lambda t: abs(t["a"]))
         p["relu"] = ("relu", lambda t: t["a"].relu())
