@@ -62,7 +62,22 @@ bitwise_right_shift = functions.right_shift
 
 
 def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:
-    return functions.clip(x, min, max)
+    return x if min is None and max is None else functions.clip(x, min, max)
+
+
+def conj(x: Tensor, /) -> Tensor:
+    """``x`` itself: vkml's numbers are real."""
+    return x
+
+
+def real(x: Tensor, /) -> Tensor:
+    """``x`` itself: vkml's numbers are real."""
+    return x
+
+
+def imag(x: Tensor, /) -> Tensor:
+    """Zeros like ``x``: vkml's numbers are real."""
+    return creation.full(x.shape, 0, x.dtype, x.device)
 
 
 def bitwise_and(x1: Any, x2: Any, /) -> Tensor:

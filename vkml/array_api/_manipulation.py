@@ -38,7 +38,7 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     return functions.stack(list(arrays), axis)
 
 
-def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
+def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise AxisError(f"expand_dims: axis={axis} is out of range for {x.ndim} dimensions")
     return functions.unsqueeze(x, axis)

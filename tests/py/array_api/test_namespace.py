@@ -160,3 +160,31 @@ def test_tensor_operators_of_the_standard() -> None:
     assert x.to_device(vkml.reference).device is vkml.reference
     with pytest.raises(vkml.DTypeError, match="integer operands"):
         ~vkml.tensor([1.5])
+
+
+def test_set_functions_realize_and_match_numpy() -> None:
+    data = np.array([[3.0, 1.0, np.nan], [1.0, np.nan, 3.0]], np.float32)
+    x = xp.asarray(data)
+    values, counts = xp.unique_counts(x)
+    assert values.numpy()[:2].tolist() == [1.0, 3.0] and np.isnan(values.numpy()[2:]).all()
+    assert counts.numpy().tolist() == [2, 2, 1, 1]  # each NaN is its own value
+    everything = xp.unique_all(xp.asarray([5, 2, 5, 7]))
+    assert everything.values.numpy().tolist() == [2, 5, 7]
+    assert everything.indices.numpy().tolist() == [1, 0, 3]
+    assert everything.inverse_indices.numpy().tolist() == [1, 0, 1, 2]
+    assert xp.unique_inverse(x).inverse_indices.shape == (2, 3)
+
+
+def test_searchsorted_is_numpys() -> None:
+    sorted_ = np.array([1.0, 2.0, 2.0, 5.0], np.float32)
+    values = np.array([[0.0, 2.0], [2.5, 9.0]], np.float32)
+    for side in ("left", "right"):
+        got = xp.searchsorted(xp.asarray(sorted_), xp.asarray(values), side=side)
+        assert got.dtype is xp.int64
+        assert got.numpy().tolist() == np.searchsorted(sorted_, values, side=side).tolist()
+
+
+def test_real_number_helpers() -> None:
+    x = xp.asarray([1.5, -2.0])
+    assert xp.conj(x) is x and xp.real(x) is x and xp.imag(x).numpy().tolist() == [0.0, 0.0]
+    assert xp.clip(x) is x and xp.clip(x, max=0.0).numpy().tolist() == [0.0, -2.0]
