@@ -37,7 +37,10 @@ def asarray(
                 f"asarray(copy=False) can share only memory a DLPack producer exports, "
                 f"not a {type(obj).__name__}; pass copy=None"
             )
-        shared = creation.from_dlpack(obj, device=device, copy=False)
+        try:
+            shared = creation.from_dlpack(obj, device=device, copy=False)
+        except BufferError as exc:  # the standard's error for a copy refused
+            raise ValueError(str(exc)) from exc
         if target is not None and target is not shared.dtype:
             raise ValueError("asarray(copy=False) cannot change the dtype; pass copy=None")
         return shared

@@ -116,6 +116,8 @@ def test_asarray_shares_or_copies_as_asked() -> None:
         xp.asarray(t, dtype=xp.float64, copy=False)
     with pytest.raises(ValueError, match="DLPack"):
         xp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError, match="64-byte aligned"):
+        xp.asarray(np.arange(8, dtype=np.float32)[1::2], copy=False)  # strided: not shareable
     raw = np.zeros(16 * 4 + 64, np.uint8)  # float32s from a 64-byte boundary: shareable
     host = raw[-raw.ctypes.data % 64 :][: 16 * 4].view(np.float32)
     shared = xp.asarray(host, copy=False)
