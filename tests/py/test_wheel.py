@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _readme_example() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```python\n(.*?)```", text, re.S)
+    block = re.search(r"```python\n(.*?)```", text, re.DOTALL)
     assert block is not None, "README.md has no python example"
     return block.group(1)
 
