@@ -22,7 +22,10 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """The dot product of vectors along ``axis`` (the other axes broadcast)."""
     if x1.shape[axis] != x2.shape[axis]:
         raise ShapeError(f"vecdot: axis {axis} differs: {x1.shape} and {x2.shape}")
-    return functions.sum(x1 * x2, axis)
+    product = x1 * x2
+    # vkml's sum widens integers to 64 bits; the standard keeps the operands' dtype (modulo
+    # 2**bits, as accumulating in it would)
+    return functions.sum(product, axis).astype(product.dtype)
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: Any = 2) -> Tensor:

@@ -39,8 +39,11 @@ def _accumulator(x: Tensor, dtype: Any) -> Tensor:
 
 
 def sum(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """The sum over ``axis`` (all axes by default); integers sum in int64."""
-    return functions.sum(_accumulator(x, dtype), axis, keepdims)
+    """The sum over ``axis`` (all axes by default); integers sum in int64 unless ``dtype``
+    names another (vkml sums in 64 bits and keeps the low ones)."""
+    values = _accumulator(x, dtype)
+    out = functions.sum(values, axis, keepdims)
+    return out if out.dtype is values.dtype else out.astype(values.dtype)
 
 
 def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:

@@ -73,6 +73,11 @@ def test_statistics_match_numpy() -> None:
     total = xp.sum(ints, axis=0)
     assert total.dtype == xp.int64 and total.numpy().tolist() == [4, 2]
     assert xp.count_nonzero(ints - 1).item() == 3
+    big = xp.asarray(np.array([2**31, 2**31 + 5], np.uint32))
+    assert (
+        xp.sum(big, dtype=xp.uint32).dtype is xp.uint32 and xp.sum(big, dtype=xp.uint32).item() == 5
+    )
+    assert xp.vecdot(big, xp.asarray(np.array([1, 1], np.uint32))).dtype is xp.uint32
     assert xp.all(xp.asarray([True, True])).item() and not xp.any(xp.asarray([False])).item()
     assert xp.all(xp.zeros((0, 2), dtype=xp.bool), axis=0).numpy().tolist() == [True, True]
     assert not xp.any(xp.zeros((0,), dtype=xp.bool)).item()
