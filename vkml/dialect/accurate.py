@@ -26,31 +26,28 @@ import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import compute_dtype
+from vkml.dialect.intbits import const_like
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import int32, int64
 
 
-def _splat(b: FunctionBuilder, value: float, like: Value) -> Value:
-    return b.broadcast(b.constant(value, like.dtype), like.shape)
-
-
 def log1p(b: FunctionBuilder, x: Value) -> Value:
     """log(1 + x) of a float32 or float64 value."""
-    one = _splat(b, 1.0, x)
+    one = const_like(b, x, 1.0)
     u = b.binary("add", x, one)
     out = b.binary(
         "multiply", b.unary("log", u), b.binary("divide", x, b.binary("subtract", u, one))
     )
     out = b.select(b.compare("EQ", u, one), x, out)  # tiny x (and -0.0 kept)
-    return b.select(b.compare("EQ", u, _splat(b, math.inf, x)), u, out)  # log(inf) * inf / inf
+    return b.select(b.compare("EQ", u, const_like(b, x, math.inf)), u, out)  # log(inf) * inf / inf
 
 
 def _odd(b: FunctionBuilder, x: Value, magnitude: Value) -> Value:
     """``magnitude`` (f(|x|) of an odd f) with x's sign; ±0 and NaN as x."""
     signed = b.select(
-        b.compare("LT", x, _splat(b, 0.0, x)), b.unary("negate", magnitude), magnitude
+        b.compare("LT", x, const_like(b, x, 0.0)), b.unary("negate", magnitude), magnitude
     )
-    return b.select(b.compare("EQ", x, _splat(b, 0.0, x)), x, signed)
+    return b.select(b.compare("EQ", x, const_like(b, x, 0.0)), x, signed)
 
 
 def emit_log1p(
@@ -67,13 +64,13 @@ def emit_asinh(
     a*a would swamp 1 (a above 2**(mantissa/2 + 1)), signed as x."""
     x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
     a = b.unary("abs", x)
-    one = _splat(b, 1.0, x)
+    one = const_like(b, x, 1.0)
     square = b.binary("multiply", a, a)
     root = b.binary("add", one, b.unary("sqrt", b.binary("add", one, square)))
     small = log1p(b, b.binary("add", a, b.binary("divide", square, root)))
-    large = b.binary("add", b.unary("log", a), _splat(b, math.log(2.0), x))
+    large = b.binary("add", b.unary("log", a), const_like(b, x, math.log(2.0)))
     bits = np.finfo(x.dtype.numpy).nmant
-    big = b.compare("GT", a, _splat(b, 2.0 ** (bits // 2 + 1), x))
+    big = b.compare("GT", a, const_like(b, x, 2.0 ** (bits // 2 + 1)))
     return b.convert(_odd(b, x, b.select(big, large, small)), out.dtype)
 
 
@@ -83,8 +80,10 @@ def emit_atanh(
     """``0.5 * log1p(2a / (1 - a))`` of ``a = |x|``, signed as x (inf at 1, NaN above)."""
     x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
     a = b.unary("abs", x)
-    ratio = b.binary("divide", b.binary("add", a, a), b.binary("subtract", _splat(b, 1.0, x), a))
-    magnitude = b.binary("multiply", log1p(b, ratio), _splat(b, 0.5, x))
+    ratio = b.binary(
+        "divide", b.binary("add", a, a), b.binary("subtract", const_like(b, x, 1.0), a)
+    )
+    magnitude = b.binary("multiply", log1p(b, ratio), const_like(b, x, 0.5))
     return b.convert(_odd(b, x, magnitude), out.dtype)
 
 
@@ -100,7 +99,7 @@ def emit_atan2(
     cdt = compute_dtype(out.dtype)
     y, x = (b.prepare(v, out.shape, cdt) for v in xs)
     angle = b.binary("atan2", y, x)
-    zero, inf = _splat(b, 0.0, x), _splat(b, math.inf, x)
+    zero, inf = const_like(b, x, 0.0), const_like(b, x, math.inf)
     y_negative = _negative(b, y)
 
     def signed(magnitude: Value) -> Value:  # with y's sign
@@ -108,13 +107,13 @@ def emit_atan2(
 
     # both zero: y itself toward +x (±0), ±pi toward -x (-0.0 included)
     zeros = b.binary("and", b.compare("EQ", y, zero), b.compare("EQ", x, zero))
-    at_zeros = b.select(_negative(b, x), signed(_splat(b, math.pi, x)), y)
+    at_zeros = b.select(_negative(b, x), signed(const_like(b, x, math.pi)), y)
     # both infinite: ±pi/4 toward +inf, ±3pi/4 toward -inf
     infs = b.binary(
         "and", b.compare("EQ", b.unary("abs", y), inf), b.compare("EQ", b.unary("abs", x), inf)
     )
     quarter = b.select(
-        b.compare("GT", x, zero), _splat(b, math.pi / 4, x), _splat(b, 3 * math.pi / 4, x)
+        b.compare("GT", x, zero), const_like(b, x, math.pi / 4), const_like(b, x, 3 * math.pi / 4)
     )
     angle = b.select(infs, signed(quarter), angle)
     return b.convert(b.select(zeros, at_zeros, angle), out.dtype)
@@ -122,13 +121,13 @@ def emit_atan2(
 
 def expm1(b: FunctionBuilder, x: Value) -> Value:
     """exp(x) - 1 of a float32 or float64 value, accurate near 0."""
-    one = _splat(b, 1.0, x)
+    one = const_like(b, x, 1.0)
     u = b.unary("exponential", x)
     less = b.binary("subtract", u, one)
     out = b.binary("multiply", less, b.binary("divide", x, b.unary("log", u)))
-    out = b.select(b.compare("EQ", less, _splat(b, -1.0, x)), less, out)  # x below -17 or -37
+    out = b.select(b.compare("EQ", less, const_like(b, x, -1.0)), less, out)  # x below -17 or -37
     out = b.select(b.compare("EQ", u, one), x, out)  # tiny x (and -0.0 kept)
-    return b.select(b.compare("EQ", u, _splat(b, math.inf, x)), u, out)  # inf / inf
+    return b.select(b.compare("EQ", u, const_like(b, x, math.inf)), u, out)  # inf / inf
 
 
 def emit_expm1(
@@ -145,17 +144,17 @@ def emit_sinh(
     where exp(a) alone would overflow before sinh does."""
     x = b.prepare(xs[0], out.shape, compute_dtype(out.dtype))
     a = b.unary("abs", x)
-    half = _splat(b, 0.5, x)
+    half = const_like(b, x, 0.5)
     e = expm1(b, a)
     small = b.binary(
         "multiply",
-        b.binary("add", e, b.binary("divide", e, b.binary("add", e, _splat(b, 1.0, x)))),
+        b.binary("add", e, b.binary("divide", e, b.binary("add", e, const_like(b, x, 1.0)))),
         half,
     )
     root = b.unary("exponential", b.binary("multiply", a, half))
     large = b.binary("multiply", b.binary("multiply", root, half), root)
     limit = math.log(float(np.finfo(x.dtype.numpy).max)) - 1.0
-    magnitude = b.select(b.compare("GT", a, _splat(b, limit, x)), large, small)
+    magnitude = b.select(b.compare("GT", a, const_like(b, x, limit)), large, small)
     return b.convert(_odd(b, x, magnitude), out.dtype)
 
 

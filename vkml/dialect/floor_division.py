@@ -19,24 +19,21 @@ from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import compute_dtype
+from vkml.dialect.intbits import const_like
 from vkml.dialect.types import TensorType, Value
 
 
-def _splat(b: FunctionBuilder, value: float, like: Value) -> Value:
-    return b.broadcast(b.constant(value, like.dtype), like.shape)
-
-
 def _signs_differ(b: FunctionBuilder, x: Value, y: Value) -> Value:
-    zero = _splat(b, 0, x)
+    zero = const_like(b, x, 0)
     return b.compare("NE", b.compare("LT", x, zero), b.compare("LT", y, zero))
 
 
 def _integer_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Value]:
-    zero, one = _splat(b, 0, x), _splat(b, 1, x)
+    zero, one = const_like(b, x, 0), const_like(b, x, 1)
     by_zero = b.compare("EQ", y, zero)
     unsafe = by_zero
     if x.dtype.kind == "int":
-        by_minus_one = b.compare("EQ", y, _splat(b, -1, x))
+        by_minus_one = b.compare("EQ", y, const_like(b, x, -1))
         unsafe = b.binary("or", by_zero, by_minus_one)
     divisor = b.select(unsafe, one, y)
     q, r = b.binary("divide", x, divisor), b.binary("remainder", x, divisor)
@@ -50,7 +47,7 @@ def _integer_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Valu
 
 
 def _float_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Value]:
-    zero, one = _splat(b, 0.0, x), _splat(b, 1.0, x)
+    zero, one = const_like(b, x, 0.0), const_like(b, x, 1.0)
     mod = b.binary("remainder", x, y)
     div = b.binary("divide", b.binary("subtract", x, mod), y)
     nonzero = b.compare("NE", mod, zero)
@@ -58,10 +55,10 @@ def _float_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Value]
     mod = b.select(moves, b.binary("add", mod, y), mod)
     div = b.select(moves, b.binary("subtract", div, one), div)
     # a zero remainder has the divisor's sign
-    signed_zero = b.select(b.compare("LT", y, zero), _splat(b, -0.0, x), zero)
+    signed_zero = b.select(b.compare("LT", y, zero), const_like(b, x, -0.0), zero)
     mod = b.select(nonzero, mod, signed_zero)
     floor = b.unary("floor", div)
-    up = b.compare("GT", b.binary("subtract", div, floor), _splat(b, 0.5, x))
+    up = b.compare("GT", b.binary("subtract", div, floor), const_like(b, x, 0.5))
     floor = b.select(up, b.binary("add", floor, one), floor)
     quotient = b.binary("divide", x, y)
     floor = b.select(b.compare("NE", div, zero), floor, b.binary("multiply", zero, quotient))

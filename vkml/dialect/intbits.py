@@ -7,7 +7,7 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import Value
 
 
-def const_like(b: FunctionBuilder, like: Value, value: int) -> Value:
+def const_like(b: FunctionBuilder, like: Value, value: float) -> Value:
     """``value`` as a splat of ``like``'s dtype and shape."""
     return b.constant(value, like.dtype, like.shape)
 
