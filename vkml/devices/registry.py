@@ -57,13 +57,16 @@ def vulkan_reports() -> list[VulkanDeviceReport]:
 
 def _vulkan_device(key: str) -> Device | None:
     index = key.partition(":")[2] or "0"
-    if not index.isdigit():
+    if key.partition(":")[0] != "vulkan" or not index.isdigit():
         return None
+    name = f"vulkan:{int(index)}"  # "vulkan", "vulkan:0" and "vulkan:00" are one device
+    if name in _DEVICES:
+        return _DEVICES[name]
     reports = vulkan_reports()
     if int(index) >= len(reports):
         return None
-    device = VulkanDevice(f"vulkan:{int(index)}", reports[int(index)])
-    _DEVICES[device.name] = device
+    device = VulkanDevice(name, reports[int(index)])
+    _DEVICES[name] = device
     return device
 
 

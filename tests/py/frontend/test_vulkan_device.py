@@ -62,6 +62,16 @@ def test_transfers_both_ways_keep_bits(vulkan: vkml.Device) -> None:
     assert np.array_equal((x * 2).view(np.uint32), back.numpy().view(np.uint32))
 
 
+def test_every_spelling_of_a_vulkan_device_names_the_one_device(vulkan: vkml.Device) -> None:
+    # "vulkan" once made a second device object for vulkan:0, so two tensors made with
+    # device="vulkan" could not meet in one op ("on different devices: vulkan:0 and vulkan:0")
+    assert vkml.device("vulkan") is vulkan
+    assert vkml.device(" Vulkan:0 ") is vulkan
+    a = vkml.tensor(np.ones(3, np.float32), device="vulkan")
+    b = vkml.tensor(np.ones(3, np.float32), device="vulkan")
+    np.testing.assert_array_equal((a + b).numpy(), np.full(3, 2, np.float32))
+
+
 def test_asking_for_a_missing_vulkan_device_lists_the_devices(vulkan: vkml.Device) -> None:
     with pytest.raises(vkml.DeviceError, match=r"'vulkan:7'.*cpu, reference.*vulkan:0"):
         vkml.device("vulkan:7")
