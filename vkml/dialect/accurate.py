@@ -27,8 +27,8 @@ import numpy as np
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import compute_dtype
 from vkml.dialect.intbits import const_like
+from vkml.dialect.nan_bits import sign_set
 from vkml.dialect.types import TensorType, Value
-from vkml.dtypes import int32, int64
 
 
 def log1p(b: FunctionBuilder, x: Value) -> Value:
@@ -87,12 +87,6 @@ def emit_atanh(
     return b.convert(_odd(b, x, magnitude), out.dtype)
 
 
-def _negative(b: FunctionBuilder, x: Value) -> Value:
-    """Whether x's sign bit is set (-0.0 and negative NaNs included)."""
-    bits = int64 if x.dtype.bits == 64 else int32
-    return b.compare("LT", b.bitcast(x, bits), b.broadcast(b.constant(0, bits), x.shape))
-
-
 def emit_atan2(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
@@ -100,14 +94,14 @@ def emit_atan2(
     y, x = (b.prepare(v, out.shape, cdt) for v in xs)
     angle = b.binary("atan2", y, x)
     zero, inf = const_like(b, x, 0.0), const_like(b, x, math.inf)
-    y_negative = _negative(b, y)
+    y_negative = sign_set(b, y)
 
     def signed(magnitude: Value) -> Value:  # with y's sign
         return b.select(y_negative, b.unary("negate", magnitude), magnitude)
 
     # both zero: y itself toward +x (±0), ±pi toward -x (-0.0 included)
     zeros = b.binary("and", b.compare("EQ", y, zero), b.compare("EQ", x, zero))
-    at_zeros = b.select(_negative(b, x), signed(const_like(b, x, math.pi)), y)
+    at_zeros = b.select(sign_set(b, x), signed(const_like(b, x, math.pi)), y)
     # both infinite: ±pi/4 toward +inf, ±3pi/4 toward -inf
     infs = b.binary(
         "and", b.compare("EQ", b.unary("abs", y), inf), b.compare("EQ", b.unary("abs", x), inf)

@@ -58,6 +58,13 @@ def magnitude(b: FunctionBuilder, x: Value) -> Value:
     return b.binary("and", bits, b.constant(layout.magnitude_mask, layout.integer, x.shape))
 
 
+def sign_set(b: FunctionBuilder, x: Value) -> Value:
+    """``x``'s sign bit is set: -0.0, the negative numbers and the NaNs with the sign set."""
+    layout = float_bits(x)
+    bits = b.bitcast(x, layout.integer)
+    return b.compare("LT", bits, b.constant(0, layout.integer, x.shape))
+
+
 def is_nan(b: FunctionBuilder, x: Value) -> Value:
     """``x`` is NaN: its magnitude is above infinity's."""
     return _against_infinity(b, "GT", x)
@@ -94,7 +101,7 @@ def is_below(b: FunctionBuilder, x: Value, limit: float) -> Value:
     if not (limit <= 0 and math.copysign(1.0, limit) < 0):
         raise ValueError(f"is_below takes a limit of -0.0 or below, not {limit}")
     layout = float_bits(x)
-    negative = b.compare("LT", b.bitcast(x, layout.integer), b.constant(0, layout.integer, x.shape))
+    negative = sign_set(b, x)
     bound = np.array([-limit], np.float64).astype(x.dtype.numpy).view(layout.integer.numpy)[0]
     above = b.compare("GT", magnitude(b, x), b.constant(int(bound), layout.integer, x.shape))
     return b.binary("and", negative, above)
@@ -113,7 +120,7 @@ def is_beyond(b: FunctionBuilder, x: Value, limit: float) -> Value:
 def is_below_one(b: FunctionBuilder, x: Value) -> Value:
     """``x < 1`` (a NaN with the sign set too): the sign is set or the magnitude is below 1's."""
     layout = float_bits(x)
-    negative = b.compare("LT", b.bitcast(x, layout.integer), b.constant(0, layout.integer, x.shape))
+    negative = sign_set(b, x)
     one = np.array([1.0], x.dtype.numpy).view(layout.integer.numpy)[0]
     small = b.compare("LT", magnitude(b, x), b.constant(int(one), layout.integer, x.shape))
     return b.binary("or", negative, small)

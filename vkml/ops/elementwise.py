@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vkml.dialect import accurate, emitters as emit, floor_division
+from vkml.dialect import accurate, emitters as emit, floor_division, ieee_pow
 from vkml.dtypes import bfloat16, float16, float32, float64
 from vkml.graph.node import Node
 from vkml.ops import reference as ref
@@ -252,7 +252,7 @@ ELEMENTWISE: dict[str, OpDef] = table(
           inputs="number", gradient=grad_floor_divide, refuses=NO_FMOD),
     OpDef("remainder", "binary", floor_division.divmod_emitter(1), ref.arith(np.remainder), True,
           inputs="number", gradient=grad_remainder, refuses=NO_FMOD),
-    OpDef("pow", "binary", emit.arith("power"), ref.arith(ref.power), False, ulp=4, inputs="number",
+    OpDef("pow", "binary", ieee_pow.emit_pow, ref.arith(ref.power), False, ulp=4, inputs="number",
           gradient=grad_pow, refuses=NO_F64_VULKAN),
     # comparisons: bool results, no gradient
     OpDef("eq", "compare", emit.compare("EQ"), ref.compare(np.equal), True),
