@@ -46,6 +46,14 @@ def sum(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = F
     return out if out.dtype is values.dtype else out.astype(values.dtype)
 
 
+def prod(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """The product over ``axis`` (all axes by default), in vkml's fixed pairwise order;
+    integers multiply in int64 (wrapping) unless ``dtype`` names another."""
+    values = _accumulator(x, dtype)
+    out = functions.prod(values, axis, keepdims)
+    return out if out.dtype is values.dtype else out.astype(values.dtype)
+
+
 def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     if not x.dtype.is_float:
         raise DTypeError(f"'mean' takes a floating-point tensor, got {x.dtype}; astype first")

@@ -42,6 +42,24 @@ def emit_sum(
     return b.convert(_keep(b, total, out.with_dtype(acc)), out.dtype)
 
 
+def emit_prod(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """The product as a pairwise tree of multiplies (padded with 1, the exact identity), in
+    the sum's accumulator dtype. Emitted as the tree itself, never a ``stablehlo.reduce``: a
+    native integer reduce loops over the axis in one thread (lavapipe stops such a loop at
+    65,535 turns; docs/devices.md) and llvm-cpu folded one wrongly. Integers wrap modulo
+    2**64, the same value in any order."""
+    acc = sum_accumulator(xs[0].dtype) if not out.dtype.is_float else compute_dtype(out.dtype)
+    x = b.convert(xs[0], acc)
+
+    def multiply(b: FunctionBuilder, p: Value, q: Value) -> Value:
+        return b.binary("multiply", p, q)
+
+    total = pairwise_reduce(b, x, attrs["axes"], multiply, 1.0 if acc.is_float else 1)
+    return b.convert(_keep(b, total, out.with_dtype(acc)), out.dtype)
+
+
 def _extreme(dtype: DType, largest: bool) -> float | int | bool:
     if dtype.kind == "bool":
         return largest

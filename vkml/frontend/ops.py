@@ -272,6 +272,16 @@ def sum(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     return Node("sum", dtype, shape, (node,), (("axes", axes),), node.device)
 
 
+def prod(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
+    """Product over ``axis`` in vkml's fixed pairwise order; bool and integers multiply in
+    int64 (wrapping); an empty product is 1."""
+    node = tensor_node("prod", x)
+    axes = normalize_axes("prod", axis, node.shape)
+    dtype = node.dtype if node.dtype.is_float else int64
+    shape = _reduced_shape(node.shape, axes, keepdims)
+    return Node("prod", dtype, shape, (node,), (("axes", axes),), node.device)
+
+
 def mean(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Arithmetic mean: the pairwise sum divided by the element count (floats only)."""
     node = tensor_node("mean", x)

@@ -270,6 +270,9 @@ class Tensor(Operators, UnaryMethods):
     def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return wrap(ops.sum(self, axis, keepdims), self)
 
+    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return wrap(ops.prod(self, axis, keepdims), self)
+
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return wrap(ops.mean(self, axis, keepdims), self)
 

@@ -1,4 +1,4 @@
-"""Reductions. Sums and amax/amin are pairwise trees (select-based max/min), so every
+"""Reductions. Sums, products and amax/amin are pairwise trees (select-based max/min), so every
 reduction has one published order and is bit-exact; argmax/argmin take the first index of
 that extreme.
 
@@ -30,6 +30,18 @@ def grad_sum(node: Node, g: Handle, f: Algebra) -> Grads:
     return (_keepdims(g, node).broadcast_to(node.src[0].shape),)
 
 
+def grad_prod(node: Node, g: Handle, f: Algebra) -> Grads:
+    # the product of the others: out / x where no element of the slice is 0; at the one zero
+    # of a slice, the product of the rest; 0 elsewhere (PyTorch's prod_backward)
+    x, out, axes = f.tensor(node.src[0]), _keepdims(f.tensor(node), node), node.attr("axes")
+    zero = x == 0
+    zeros = f.where(zero, 1, 0).astype(out.dtype).sum(axes, keepdims=True)
+    others = f.where(zero, 1.0, x).prod(axes, keepdims=True)
+    at_zero = f.where(zeros == 1, others, 0.0)
+    share = f.where(zero, at_zero, out / x)
+    return ((_keepdims(g, node) * share).astype(node.src[0].dtype),)
+
+
 def grad_extreme(node: Node, g: Handle, f: Algebra) -> Grads:
     x = f.tensor(node.src[0])
     # PyTorch's amax/amin rule: g shared evenly among the elements equal to the extreme; a
@@ -41,6 +53,7 @@ def grad_extreme(node: Node, g: Handle, f: Algebra) -> Grads:
 
 REDUCE: dict[str, OpDef] = table(
     OpDef("sum", "reduction", emit.emit_sum, ref.reduce_sum, True, gradient=grad_sum),
+    OpDef("prod", "reduction", emit.emit_prod, ref.reduce_prod, True, gradient=grad_prod),
     OpDef("amax", "reduction", emit.minmax(True), ref.minmax(True), True, gradient=grad_extreme),
     OpDef("amin", "reduction", emit.minmax(False), ref.minmax(False), True, gradient=grad_extreme),
     OpDef("argmax", "reduction", emit.argextreme(True), ref.argextreme(np.argmax), True),

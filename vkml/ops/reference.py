@@ -377,6 +377,15 @@ def reduce_sum(
     return _finish(_keep(total, shape), dtype, shape)
 
 
+def reduce_prod(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    acc = compute_dtype(dtype)  # float32 for the 16-bit floats; int64 for integers and bool
+    with np.errstate(all="ignore"):
+        total = pairwise_reduce(cast(xs[0], acc), list(attrs["axes"]), np.multiply, 1)
+    return _finish(_keep(total, shape), dtype, shape)
+
+
 def minmax(largest: bool) -> Reference:
     def ref(
         xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]

@@ -112,6 +112,14 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("matmul-vector", "matmul", lambda a, b: a @ b, [signed(4), signed(2, 4, 3)]),
     ("sum-keepdims", "sum", lambda a: a.sum(axis=(0, 2), keepdims=True), [signed(2, 3, 4)]),
     ("mean", "sum", lambda a: a.mean(axis=1), [signed(2, 3, 4)]),
+    ("prod", "prod", lambda a: a.prod(axis=1), [signed(2, 3, 4)]),
+    # a slice with one zero (the product of the others flows to it) and one with two (none)
+    (
+        "prod-zeros",
+        "prod",
+        lambda a: a.prod(axis=1),
+        [np.array([[0.5, 0.0, -1.5, 2.0], [0.0, 1.25, 0.0, 0.75], [1.5, -0.5, 0.25, 1.0]])],
+    ),
     ("amax", "amax", lambda a: a.amax(axis=1), [apart(3, 4)]),
     ("amin-all", "amin", lambda a: a.amin(), [apart(3, 4)]),
 ]

@@ -153,6 +153,8 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["sum"] = ("sum", lambda t: t["a"].sum(axis=1))
     p["sum_all"] = ("sum", lambda t: t["pos"].sum())
     p["sum_axis0_keep"] = ("sum", lambda t: t["a"].sum(axis=0, keepdims=True))
+    p["prod"] = ("prod", lambda t: t["a"].prod(axis=1))
+    p["prod_all_keep"] = ("prod", lambda t: t["a"].prod(axis=(0, 1), keepdims=True))
     if flt:
         p["mean"] = ("sum", lambda t: t["pos"].mean(axis=1))
         p["softmax"] = ("exp", lambda t: vkml.softmax(t["pos"], axis=1))

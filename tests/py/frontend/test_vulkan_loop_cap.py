@@ -73,6 +73,16 @@ def test_integer_sums_along_axes_match_reference(vulkan: vkml.Device) -> None:
         np.testing.assert_array_equal(got, x.sum(axis=axis, dtype=np.int64), err_msg=f"axis={axis}")
 
 
+def test_products_of_long_rows_match_reference(vulkan: vkml.Device) -> None:
+    rng = np.random.default_rng(4)
+    signs = rng.choice(np.array([-1, 1], np.int32), size=(2, 70_000))
+    scales = (1 + rng.uniform(-1e-6, 1e-6, size=(2, 70_000))).astype(np.float32)
+    for x in (signs, scales):
+        got = _on(vulkan, x).prod(axis=1).numpy()
+        want = vkml.tensor(x, device="reference").prod(axis=1).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=str(x.dtype))
+
+
 @pytest.mark.parametrize("k", LONG)
 def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device, k: int) -> None:
     a = np.ones((2, k), np.float32)

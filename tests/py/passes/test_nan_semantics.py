@@ -117,6 +117,7 @@ TABLE = [
     Row("where_nan_cond", "where", lambda t: vkml.where(t["x"] != t["x"], 0.0, t["x"]),
         lambda t: torch.where(t["x"].isnan(), 0.0, t["x"])),
     Row("sum", "sum", lambda t: t["rows"].sum(axis=1), lambda t: t["rows"].sum(1), "sum"),
+    Row("prod", "prod", lambda t: t["rows"].prod(axis=1), lambda t: t["rows"].prod(1)),
     Row("mean", "sum", lambda t: t["rows"].mean(axis=1), lambda t: t["rows"].mean(1), "sum"),
     Row("amax", "amax", lambda t: t["rows"].amax(axis=1), lambda t: t["rows"].amax(1)),
     Row("amin", "amin", lambda t: t["rows"].amin(axis=1), lambda t: t["rows"].amin(1)),
