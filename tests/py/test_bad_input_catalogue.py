@@ -272,7 +272,7 @@ CASES: dict[str, Callable[[], list[Bad]]] = {
     **{n: (lambda n=n: unary(n)) for n in vkml._unary_functions.__all__},
     **{n: (lambda n=n: binary(n)) for n in BINARY},
     **{n: (lambda n=n: reduction(n)) for n in
-       ("sum", "prod", "mean", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
+       ("sum", "prod", "cumsum", "mean", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
     **{n: (lambda n=n: shaped(n)) for n in ("reshape", "broadcast_to", "expand")},
     **{n: (lambda n=n: axes_fn(n)) for n in ("permute", "transpose")},
     **{n: (lambda n=n: creation(n)) for n in ("zeros", "ones")},
@@ -435,7 +435,7 @@ TENSOR_METHODS: dict[str, Callable[[], list[Bad]]] = {
     "__lt__": one("x < None", lambda: x23() < None, DataError, "NoneType"),
     "__bool__": one("bool(x)", lambda: bool(x23()), ShapeError, "6 elements"),
     **{m: (lambda m=m: [bad(f"x.{m}(axis=5)", lambda: getattr(x23(), m)(axis=5), AxisError, "axis 5")])
-       for m in ("sum", "prod", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
+       for m in ("sum", "prod", "cumsum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
     **{m: (lambda m=m: [bad(f"x.{m}(2.5)", lambda: getattr(x23(), m)(2.5, 3), ShapeError, "2.5")])
        for m in ("reshape", "broadcast_to", "expand")},
     **{m: (lambda m=m: [bad(f"x.{m}(0, 5)", lambda: getattr(x23(), m)(0, 5), AxisError, "5")])

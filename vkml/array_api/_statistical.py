@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import bool_, default_int, to_dtype
-from vkml.errors import DTypeError
+from vkml.errors import AxisError, DTypeError
 from vkml.frontend import creation, functions, ops
 from vkml.frontend.tensor import Tensor
 
@@ -52,6 +52,35 @@ def prod(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = 
     values = _accumulator(x, dtype)
     out = functions.prod(values, axis, keepdims)
     return out if out.dtype is values.dtype else out.astype(values.dtype)
+
+
+def cumulative_sum(
+    x: Tensor,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: Any = None,
+    include_initial: bool = False,
+) -> Tensor:
+    """The running sum along ``axis`` (needed where ``x`` has more than one axis), in vkml's
+    fixed scan order; with ``include_initial`` the result starts with a zero."""
+    if x.ndim == 0:
+        raise AxisError("cumulative_sum takes a tensor of at least one axis, not a 0-d one")
+    if axis is None:
+        if x.ndim > 1:
+            raise AxisError(
+                f"cumulative_sum of a {x.ndim}-d tensor needs an axis; pass axis= one of "
+                f"{list(range(-x.ndim, x.ndim))}"
+            )
+        axis = 0
+    values = _accumulator(x, dtype)
+    (a,) = ops.normalize_axes("cumulative_sum", axis, x.shape)
+    out = functions.cumsum(values, a)
+    out = out if out.dtype is values.dtype else out.astype(values.dtype)
+    if include_initial:
+        start = creation.zeros(x.shape[:a] + (1,) + x.shape[a + 1 :], out.dtype, x.device)
+        out = functions.concatenate([start, out], axis=a)
+    return out
 
 
 def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:

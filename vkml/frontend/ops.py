@@ -282,6 +282,20 @@ def prod(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     return Node("prod", dtype, shape, (node,), (("axes", axes),), node.device)
 
 
+def cumsum(x: Operand, axis: int | None = None) -> Node:
+    """Running sum along ``axis`` (of the flattened tensor if None) in vkml's fixed scan
+    order; bool and integers sum in int64."""
+    node = tensor_node("cumsum", x)
+    if axis is None:
+        node = _reshaped(node, (math.prod(node.shape),))
+        axis = 0
+    (a,) = normalize_axes("cumsum", axis, node.shape) or (0,)
+    if not node.shape:
+        node = _reshaped(node, (1,))
+    dtype = node.dtype if node.dtype.is_float else int64
+    return Node("cumsum", dtype, node.shape, (node,), (("axis", a),), node.device)
+
+
 def mean(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Arithmetic mean: the pairwise sum divided by the element count (floats only)."""
     node = tensor_node("mean", x)
@@ -406,5 +420,6 @@ def matmul(a: Operand, b: Operand) -> Node:
 
 
 def _reshaped(node: Node, shape: tuple[int, ...]) -> Node:
-    """``node`` as ``shape``, which has its element count (matmul's own 1-D promotions)."""
+    """``node`` as ``shape``, which has its element count (matmul's 1-D promotions, cumsum's
+    flattening)."""
     return Node("reshape", node.dtype, shape, (node,), (), node.device)

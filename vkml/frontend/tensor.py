@@ -273,6 +273,9 @@ class Tensor(Operators, UnaryMethods):
     def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return wrap(ops.prod(self, axis, keepdims), self)
 
+    def cumsum(self, axis: int | None = None) -> Tensor:
+        return wrap(ops.cumsum(self, axis), self)
+
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return wrap(ops.mean(self, axis, keepdims), self)
 

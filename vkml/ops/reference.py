@@ -386,6 +386,26 @@ def reduce_prod(
     return _finish(_keep(total, shape), dtype, shape)
 
 
+def cumsum(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """The inclusive scan in vkml's published order (vkml.dialect.scan)."""
+    axis = attrs["axis"]
+    y = cast(xs[0], compute_dtype(dtype))
+    n, k = y.shape[axis], 1
+    fill = scalar(-0.0 if y.dtype.kind == "f" else 0, y.dtype)
+    with np.errstate(all="ignore"):
+        while k < n:
+            head = np.full(_with(y.shape, axis, k), fill)
+            y = y + np.concatenate([head, np.take(y, range(n - k), axis=axis)], axis=axis)
+            k *= 2
+    return _finish(y, dtype, shape)
+
+
+def _with(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:
+    return shape[:axis] + (size,) + shape[axis + 1 :]
+
+
 def minmax(largest: bool) -> Reference:
     def ref(
         xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]

@@ -10,6 +10,7 @@ from vkml.ops.creation import CREATION
 from vkml.ops.elementwise import ELEMENTWISE
 from vkml.ops.movement import MOVEMENT
 from vkml.ops.reduce import REDUCE
+from vkml.ops.scan import SCAN
 from vkml.ops.spec import OpDef
 
 FAMILIES: dict[str, dict[str, OpDef]] = {
@@ -18,6 +19,7 @@ FAMILIES: dict[str, dict[str, OpDef]] = {
     "movement": MOVEMENT,
     "contraction": CONTRACTION,
     "reduce": REDUCE,
+    "scan": SCAN,
     "control": CONTROL,
 }
 

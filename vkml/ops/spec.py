@@ -5,7 +5,8 @@ which inputs it takes, its MLIR emitter (``vkml.dialect.emitters``), its NumPy i
 for the reference device (``vkml.ops.reference``), its gradient rule, the devices and dtypes
 that refuse it, and its cross-device numerical contract: bit-exact against the reference
 device, or within ``ulp`` units in the last place. The definitions live by family
-(``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``, ``control``); ``registry.OPS``
+(``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``, ``scan``,
+``control``); ``registry.OPS``
 is every one of them, and every other table (device support, the docs' contract table, the
 public functions) is derived from it.
 
@@ -64,6 +65,7 @@ KINDS = {
     "creation": "no operands; the shape and dtype asked for",
     "contraction": "two operands contracted over one axis (with batch axes); the promoted dtype",
     "reduction": "one operand reduced over an axis set; its dtype, or int64 for an index",
+    "scan": "one operand accumulated along one axis; its shape; its dtype (int64 for integers)",
     "control": "a bool condition and operands, with regions over the operands; the regions' result",
 }
 

@@ -112,6 +112,7 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("matmul-vector", "matmul", lambda a, b: a @ b, [signed(4), signed(2, 4, 3)]),
     ("sum-keepdims", "sum", lambda a: a.sum(axis=(0, 2), keepdims=True), [signed(2, 3, 4)]),
     ("mean", "sum", lambda a: a.mean(axis=1), [signed(2, 3, 4)]),
+    ("cumsum", "cumsum", lambda a: a.cumsum(axis=1), [signed(2, 5, 3)]),
     ("prod", "prod", lambda a: a.prod(axis=1), [signed(2, 3, 4)]),
     # a slice with one zero (the product of the others flows to it) and one with two (none)
     (

@@ -154,6 +154,8 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["sum_all"] = ("sum", lambda t: t["pos"].sum())
     p["sum_axis0_keep"] = ("sum", lambda t: t["a"].sum(axis=0, keepdims=True))
     p["prod"] = ("prod", lambda t: t["a"].prod(axis=1))
+    p["cumsum"] = ("cumsum", lambda t: t["a"].cumsum(axis=1))
+    p["cumsum_flat"] = ("cumsum", lambda t: t["pos"].cumsum())
     p["prod_all_keep"] = ("prod", lambda t: t["a"].prod(axis=(0, 1), keepdims=True))
     if flt:
         p["mean"] = ("sum", lambda t: t["pos"].mean(axis=1))

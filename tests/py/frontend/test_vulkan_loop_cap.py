@@ -83,6 +83,15 @@ def test_products_of_long_rows_match_reference(vulkan: vkml.Device) -> None:
         np.testing.assert_array_equal(got, want, err_msg=str(x.dtype))
 
 
+def test_running_sums_of_long_rows_match_reference(vulkan: vkml.Device) -> None:
+    rng = np.random.default_rng(5)
+    for x in (rng.integers(-9, 9, (2, 70_000), dtype=np.int32), rng.standard_normal((2, 70_000))):
+        x = x.astype(np.float32) if x.dtype.kind == "f" else x
+        got = _on(vulkan, x).cumsum(axis=1).numpy()
+        want = vkml.tensor(x, device="reference").cumsum(axis=1).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=str(x.dtype))
+
+
 @pytest.mark.parametrize("k", LONG)
 def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device, k: int) -> None:
     a = np.ones((2, k), np.float32)
