@@ -97,6 +97,7 @@ from vkml.array_api._elementwise import (
     tanh,
     trunc,
 )
+from vkml.array_api._indexing import take, take_along_axis
 from vkml.array_api._info import __array_namespace_info__
 from vkml.array_api._linalg import matmul, matrix_transpose, tensordot, vecdot
 from vkml.array_api._manipulation import (
@@ -273,6 +274,8 @@ __all__ = [
     "std",
     "subtract",
     "sum",
+    "take",
+    "take_along_axis",
     "tan",
     "tanh",
     "tensordot",

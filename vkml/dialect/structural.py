@@ -119,6 +119,22 @@ class StructuralOps:
         out = TensorType(tuple(shape), dtype)
         return self.emit(f"stablehlo.iota dim = {dim} : {out}", out)
 
+    def gather(self, v: Value, indices: Value) -> Value:
+        """``v[indices[..., :]]``: one element of ``v`` per row of the last axis of
+        ``indices`` (a full index of ``v``, in bounds); the result has ``indices``' leading
+        shape."""
+        r = len(v.shape)
+        out = v.type.with_shape(indices.shape[:-1])
+        dims = ", ".join(map(str, range(r)))
+        ones = ", ".join("1" for _ in range(r))
+        return self.emit(
+            f'"stablehlo.gather"({v.name}, {indices.name}) {{dimension_numbers = '
+            f"#stablehlo.gather<collapsed_slice_dims = [{dims}], start_index_map = [{dims}], "
+            f"index_vector_dim = {r}>, indices_are_sorted = false, "
+            f"slice_sizes = array<i64: {ones}>}} : ({v.type}, {indices.type}) -> {out}",
+            out,
+        )
+
     def reduce(self, v: Value, dims: Sequence[int], combiner: str, init: Value) -> Value:
         """``stablehlo.reduce`` of ``v`` over ``dims`` with a one-op combiner body."""
         shape = tuple(s for i, s in enumerate(v.shape) if i not in dims)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 from vkml.dtypes import DType
-from vkml.frontend import ops, views
+from vkml.frontend import indexing, ops, views
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import full_node
 from vkml.graph.node import Node
@@ -37,3 +37,9 @@ class TensorAlgebra(Generic[T]):
 
     def unary(self, op: str, x: T) -> T:
         return self.cls(ops.unary(op, x))
+
+    def take_along_axis(self, x: T, indices: T, axis: int) -> T:
+        return self.cls(indexing.take_along_axis(x, indices, axis))
+
+    def scatter_add(self, g: T, indices: T, axis: int, size: int) -> T:
+        return self.cls(indexing.scatter_add(g, indices, axis, size))

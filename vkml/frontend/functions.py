@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
-from vkml.frontend import ops, views
+from vkml.frontend import indexing, ops, reductions, views
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -29,17 +29,20 @@ where = _public(ops.where)
 astype = _public(ops.astype)
 bitcast = _public(ops.bitcast)
 clip = _public(ops.clip)
-sum = _public(ops.sum)
-prod = _public(ops.prod)
-cumsum = _public(ops.cumsum)
-mean = _public(ops.mean)
-amax = _public(ops.amax)
-amin = _public(ops.amin)
-argmax = _public(ops.argmax)
-argmin = _public(ops.argmin)
-softmax = _public(ops.softmax)
-log_softmax = _public(ops.log_softmax)
-matmul = _public(ops.matmul)
+sum = _public(reductions.sum)
+prod = _public(reductions.prod)
+cumsum = _public(reductions.cumsum)
+take = _public(indexing.take)
+take_along_axis = _public(indexing.take_along_axis)
+scatter_add = _public(indexing.scatter_add)  # take_along_axis's transpose (its gradient)
+mean = _public(reductions.mean)
+amax = _public(reductions.amax)
+amin = _public(reductions.amin)
+argmax = _public(reductions.argmax)
+argmin = _public(reductions.argmin)
+softmax = _public(reductions.softmax)
+log_softmax = _public(reductions.log_softmax)
+matmul = _public(reductions.matmul)
 reshape = _public(views.reshape)
 permute = _public(views.permute)
 transpose = _public(views.transpose)

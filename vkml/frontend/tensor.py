@@ -13,7 +13,7 @@ import numpy as np
 
 from vkml.devices.realize import realize_nodes
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend import autograd, grad_mode, ops, views
+from vkml.frontend import autograd, grad_mode, ops, reductions, views
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
@@ -235,10 +235,10 @@ class Tensor(Operators, UnaryMethods):
 
     # -- operators (the rest come from Operators) -------------------------------------------
     def __matmul__(self, other: Any) -> Tensor:
-        return wrap(ops.matmul(self, other), self)
+        return wrap(reductions.matmul(self, other), self)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return wrap(ops.matmul(other, self), self)
+        return wrap(reductions.matmul(other, self), self)
 
     def __getitem__(self, index: Any) -> Tensor:
         return wrap(views.getitem(self, index), self)
@@ -265,43 +265,43 @@ class Tensor(Operators, UnaryMethods):
         return Tensor(ops.binary("minimum", self, other))
 
     def matmul(self, other: Tensor) -> Tensor:
-        return wrap(ops.matmul(self, other), self)
+        return wrap(reductions.matmul(self, other), self)
 
     def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.sum(self, axis, keepdims), self)
+        return wrap(reductions.sum(self, axis, keepdims), self)
 
     def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.prod(self, axis, keepdims), self)
+        return wrap(reductions.prod(self, axis, keepdims), self)
 
     def cumsum(self, axis: int | None = None) -> Tensor:
-        return wrap(ops.cumsum(self, axis), self)
+        return wrap(reductions.cumsum(self, axis), self)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.mean(self, axis, keepdims), self)
+        return wrap(reductions.mean(self, axis, keepdims), self)
 
     def amax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.amax(self, axis, keepdims), self)
+        return wrap(reductions.amax(self, axis, keepdims), self)
 
     def amin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.amin(self, axis, keepdims), self)
+        return wrap(reductions.amin(self, axis, keepdims), self)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.amax(self, axis, keepdims), self)
+        return wrap(reductions.amax(self, axis, keepdims), self)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.amin(self, axis, keepdims), self)
+        return wrap(reductions.amin(self, axis, keepdims), self)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.argmax(self, axis, keepdims), self)
+        return wrap(reductions.argmax(self, axis, keepdims), self)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return wrap(ops.argmin(self, axis, keepdims), self)
+        return wrap(reductions.argmin(self, axis, keepdims), self)
 
     def softmax(self, axis: int = -1) -> Tensor:
-        return wrap(ops.softmax(self, axis), self)
+        return wrap(reductions.softmax(self, axis), self)
 
     def log_softmax(self, axis: int = -1) -> Tensor:
-        return wrap(ops.log_softmax(self, axis), self)
+        return wrap(reductions.log_softmax(self, axis), self)
 
     def reshape(self, *shape: Any) -> Tensor:
         return wrap(views.reshape(self, *shape), self)

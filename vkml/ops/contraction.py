@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference as ref
+from vkml.ops import reference_axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from vkml.dialect import reduce_emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference as ref
+from vkml.ops import reference_axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dtypes import DType, bfloat16, float32, from_numpy, int64, promote_types
+from vkml.dtypes import DType, bfloat16, float32, from_numpy, promote_types
 
 Reference = Callable[[Sequence[np.ndarray], DType, tuple[int, ...], Mapping[str, Any]], np.ndarray]
 
@@ -50,7 +50,8 @@ def _round_to_odd_f32(x: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint32).view(np.float32)
 
 
-def _finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+def finish(y: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+    """``y`` as the op's result: cast to ``dtype`` once, broadcast to ``shape``, C-ordered."""
     y = cast(np.asarray(y), dtype.numpy)
     if y.shape != shape:
         y = np.broadcast_to(y, shape)
@@ -63,7 +64,7 @@ def arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     ) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
-            return _finish(fn(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
+            return finish(fn(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
 
     return ref
 
@@ -92,7 +93,7 @@ def compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     ) -> np.ndarray:
         common = promote_types(from_numpy(xs[0].dtype), from_numpy(xs[1].dtype)).numpy
         with np.errstate(all="ignore"):
-            return _finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
+            return finish(fn(xs[0].astype(common), xs[1].astype(common)), dtype, shape)
 
     return ref
 
@@ -103,7 +104,7 @@ def unary(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
     ) -> np.ndarray:
         cdt = compute_dtype(dtype)
         with np.errstate(all="ignore"):
-            return _finish(fn(cast(xs[0], cdt)), dtype, shape)
+            return finish(fn(cast(xs[0], cdt)), dtype, shape)
 
     return ref
 
@@ -124,7 +125,7 @@ def integral(fn: Callable[[np.ndarray], np.ndarray]) -> Reference:
         xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
     ) -> np.ndarray:
         if not dtype.is_float:
-            return _finish(xs[0], dtype, shape)
+            return finish(xs[0], dtype, shape)
         return as_float(xs, dtype, shape, attrs)
 
     return ref
@@ -136,10 +137,10 @@ def sign(
     """1, -1, 0 for either zero (+0.0), NaN for NaN."""
     x = cast(xs[0], dtype.numpy)
     if dtype.kind == "uint":  # no -1 to spell: NumPy 2.5 refuses a Python -1 next to uint32
-        return _finish(np.where(x > 0, 1, 0).astype(dtype.numpy), dtype, shape)
+        return finish(np.where(x > 0, 1, 0).astype(dtype.numpy), dtype, shape)
     with np.errstate(invalid="ignore"):
         y = np.where(x > 0, 1, np.where(x < 0, -1, np.where(x != x, x, 0)))
-    return _finish(y.astype(dtype.numpy), dtype, shape)
+    return finish(y.astype(dtype.numpy), dtype, shape)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -179,13 +180,13 @@ def relu(
 ) -> np.ndarray:
     x = cast(xs[0], dtype.numpy)
     zero = np.zeros((), dtype.numpy)
-    return _finish(np.where(x <= zero, zero, x), dtype, shape)
+    return finish(np.where(x <= zero, zero, x), dtype, shape)
 
 
 def where(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
-    return _finish(
+    return finish(
         np.where(cast(xs[0], np.dtype(bool)), cast(xs[1], dtype.numpy), cast(xs[2], dtype.numpy)),
         dtype,
         shape,
@@ -223,7 +224,7 @@ def astype(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
     with np.errstate(all="ignore"):
-        return _finish(xs[0], dtype, shape)
+        return finish(xs[0], dtype, shape)
 
 
 def bitcast(
@@ -236,7 +237,7 @@ def bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Reference:
     def ref(
         xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
     ) -> np.ndarray:
-        return _finish(fn(cast(xs[0], dtype.numpy), cast(xs[1], dtype.numpy)), dtype, shape)
+        return finish(fn(cast(xs[0], dtype.numpy), cast(xs[1], dtype.numpy)), dtype, shape)
 
     return ref
 
@@ -260,7 +261,7 @@ def shift(left: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
 def full(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
-    return _finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
+    return finish(scalar(attrs["value"], dtype.numpy), dtype, shape)
 
 
 def arange(
@@ -272,7 +273,7 @@ def arange(
         y = i * scalar(attrs["step"], cdt) + scalar(attrs["start"], cdt)
     if attrs.get("stop") is not None and shape[0] > 1:
         y[-1] = scalar(attrs["stop"], cdt)
-    return _finish(y, dtype, shape)
+    return finish(y, dtype, shape)
 
 
 def reshape(
@@ -307,123 +308,3 @@ def concatenate(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
     return np.concatenate([cast(x, dtype.numpy) for x in xs], axis=attrs["axis"])
-
-
-def matmul(
-    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-) -> np.ndarray:
-    cdt = compute_dtype(dtype)
-    with np.errstate(all="ignore"):
-        return _finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
-
-
-def pairwise_reduce(
-    x: np.ndarray,
-    axes: Sequence[int],
-    combine: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    pad: float | bool,
-) -> np.ndarray:
-    """Reduce ``x`` over ``axes`` in vkml's published pairwise order (vkml.dialect.pairwise)."""
-    axes = sorted(axes)
-    kept = [i for i in range(x.ndim) if i not in axes]
-    kept_shape = tuple(x.shape[i] for i in kept)
-    n = math.prod(x.shape[i] for i in axes)
-    if n == 0:
-        return np.full(kept_shape, scalar(pad, x.dtype))
-    y = np.transpose(x, axes + kept).reshape((n, *kept_shape))
-    m = 1 if n <= 1 else 1 << (n - 1).bit_length()
-    if m > n:
-        y = np.concatenate([y, np.full((m - n, *kept_shape), scalar(pad, x.dtype))])
-    while m > 1:
-        h = m // 2
-        y = combine(y[:h], y[h:m])
-        m = h
-    return y.reshape(kept_shape)
-
-
-def pairwise_sum(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
-    """Sum ``x`` over ``axes`` in vkml's published pairwise order; an empty sum is +0.0."""
-    if math.prod(x.shape[i] for i in axes) == 0:
-        return pairwise_reduce(x, axes, np.add, 0.0)
-    return pairwise_reduce(x, axes, np.add, -0.0) + np.array(-0.0, x.dtype)
-
-
-def _extreme(dtype: np.dtype, largest: bool) -> float | int | bool:
-    if dtype.kind == "b":
-        return largest
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return int(info.max if largest else info.min)
-    return math.inf if largest else -math.inf
-
-
-def _keep(y: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    return np.asarray(y).reshape(shape)
-
-
-def reduce_sum(
-    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-) -> np.ndarray:
-    x = xs[0]
-    axes = list(attrs["axes"])
-    if dtype.is_float:
-        acc = compute_dtype(dtype)
-        with np.errstate(all="ignore"):
-            total = pairwise_sum(cast(x, acc), axes)
-            if attrs.get("divisor") is not None:
-                total = total / scalar(attrs["divisor"], acc)
-    else:
-        total = np.asarray(np.sum(cast(x, int64.numpy), axis=tuple(axes), dtype=np.int64))
-    return _finish(_keep(total, shape), dtype, shape)
-
-
-def reduce_prod(
-    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-) -> np.ndarray:
-    acc = compute_dtype(dtype)  # float32 for the 16-bit floats; int64 for integers and bool
-    with np.errstate(all="ignore"):
-        total = pairwise_reduce(cast(xs[0], acc), list(attrs["axes"]), np.multiply, 1)
-    return _finish(_keep(total, shape), dtype, shape)
-
-
-def cumsum(
-    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-) -> np.ndarray:
-    """The inclusive scan in vkml's published order (vkml.dialect.scan)."""
-    axis = attrs["axis"]
-    y = cast(xs[0], compute_dtype(dtype))
-    n, k = y.shape[axis], 1
-    fill = scalar(-0.0 if y.dtype.kind == "f" else 0, y.dtype)
-    with np.errstate(all="ignore"):
-        while k < n:
-            head = np.full(_with(y.shape, axis, k), fill)
-            y = y + np.concatenate([head, np.take(y, range(n - k), axis=axis)], axis=axis)
-            k *= 2
-    return _finish(y, dtype, shape)
-
-
-def _with(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:
-    return shape[:axis] + (size,) + shape[axis + 1 :]
-
-
-def minmax(largest: bool) -> Reference:
-    def ref(
-        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-    ) -> np.ndarray:
-        combine = select_max if largest else select_min
-        pad = _extreme(xs[0].dtype, not largest)
-        return _finish(
-            _keep(pairwise_reduce(xs[0], attrs["axes"], combine, pad), shape), dtype, shape
-        )
-
-    return ref
-
-
-def argextreme(fn: Callable[..., np.ndarray]) -> Reference:
-    def ref(
-        xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
-    ) -> np.ndarray:
-        # NumPy's argmax/argmin already take the first extreme and treat NaN as the extreme.
-        return _finish(_keep(fn(xs[0], axis=attrs["axis"]), shape), dtype, shape)
-
-    return ref

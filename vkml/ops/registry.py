@@ -8,6 +8,7 @@ from vkml.ops.contraction import CONTRACTION
 from vkml.ops.control import CONTROL
 from vkml.ops.creation import CREATION
 from vkml.ops.elementwise import ELEMENTWISE
+from vkml.ops.indexing import INDEXING
 from vkml.ops.movement import MOVEMENT
 from vkml.ops.reduce import REDUCE
 from vkml.ops.scan import SCAN
@@ -20,6 +21,7 @@ FAMILIES: dict[str, dict[str, OpDef]] = {
     "contraction": CONTRACTION,
     "reduce": REDUCE,
     "scan": SCAN,
+    "indexing": INDEXING,
     "control": CONTROL,
 }
 

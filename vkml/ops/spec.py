@@ -6,7 +6,7 @@ for the reference device (``vkml.ops.reference``), its gradient rule, the device
 that refuse it, and its cross-device numerical contract: bit-exact against the reference
 device, or within ``ulp`` units in the last place. The definitions live by family
 (``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``, ``scan``,
-``control``); ``registry.OPS``
+``indexing``, ``control``); ``registry.OPS``
 is every one of them, and every other table (device support, the docs' contract table, the
 public functions) is derived from it.
 
@@ -50,6 +50,12 @@ class Algebra(Protocol):
         """The elementwise op named ``op`` of ``x``."""
         ...
 
+    def take_along_axis(self, x: Handle, indices: Handle, axis: int) -> Handle: ...
+
+    def scatter_add(self, g: Handle, indices: Handle, axis: int, size: int) -> Handle:
+        """The transpose of ``take_along_axis`` onto ``size`` positions along ``axis``."""
+        ...
+
 
 Rule = Callable[[Node, Handle, Algebra], Grads]
 
@@ -66,6 +72,7 @@ KINDS = {
     "contraction": "two operands contracted over one axis (with batch axes); the promoted dtype",
     "reduction": "one operand reduced over an axis set; its dtype, or int64 for an index",
     "scan": "one operand accumulated along one axis; its shape; its dtype (int64 for integers)",
+    "gather": "an operand and integer indices of its rank, along one axis; the operand's dtype",
     "control": "a bool condition and operands, with regions over the operands; the regions' result",
 }
 

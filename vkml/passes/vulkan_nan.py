@@ -112,6 +112,7 @@ _RULES: dict[str, _Rule] = {
 _MOVE_BITS = (
     "bitcast_convert",
     "broadcast_in_dim",
+    "gather",
     "concatenate",
     "constant",
     "iota",

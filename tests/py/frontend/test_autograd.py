@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.frontend import grad_mode
+from vkml.frontend import functions, grad_mode
 from vkml.ops.registry import OPS
 
 Fn = Callable[..., vkml.Tensor]
@@ -36,6 +36,8 @@ def apart(*shape: int) -> np.ndarray:
 
 
 MASK = np.array([[True, False, True], [False, True, True]])
+# repeated, negative and out-of-order indices along axis 1 of a (3, 4) tensor
+PICKS = np.array([[0, 3, 3, -1, 1], [2, 2, 0, 1, -4], [-1, 0, 2, 2, 2]])
 
 # (id, the op whose rule it checks, fn of tensors, inputs); fn's output is weighted by fixed
 # random weights and summed, so every element of the gradient matters.
@@ -120,6 +122,18 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
         "prod",
         lambda a: a.prod(axis=1),
         [np.array([[0.5, 0.0, -1.5, 2.0], [0.0, 1.25, 0.0, 0.75], [1.5, -0.5, 0.25, 1.0]])],
+    ),
+    (
+        "take_along_axis",
+        "take_along_axis",
+        lambda a: vkml.take_along_axis(a, vkml.tensor(PICKS, device=a.device), axis=1),
+        [signed(3, 4)],
+    ),
+    (
+        "scatter_add",
+        "scatter_add",
+        lambda a: functions.scatter_add(a, vkml.tensor(PICKS, device=a.device), 1, 4),
+        [signed(3, 5)],
     ),
     ("amax", "amax", lambda a: a.amax(axis=1), [apart(3, 4)]),
     ("amin-all", "amin", lambda a: a.amin(), [apart(3, 4)]),

@@ -14,6 +14,7 @@ import pytest
 from numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 
 import vkml
+from vkml.frontend import functions
 from vkml.ops.registry import OPS
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
@@ -48,6 +49,10 @@ def inputs(dtype: str) -> dict[str, np.ndarray]:
         mid = a
     return {k: v.astype(npdt) for k, v in {"a": a, "b": b, "pos": pos, "mid": mid}.items()}
 
+
+GATHER = np.array(
+    [[0, 7, -1, -8, 3, 3, 9, -20], [1, 2, 3, 4, 5, 6, 7, 0], [5, 5, 5, 5, 5, 5, 5, 5]]
+)
 
 BITCAST_PARTNER = {
     "float32": "uint32", "uint32": "float32", "int32": "float32", "int64": "float64",
@@ -155,6 +160,22 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["sum_axis0_keep"] = ("sum", lambda t: t["a"].sum(axis=0, keepdims=True))
     p["prod"] = ("prod", lambda t: t["a"].prod(axis=1))
     p["cumsum"] = ("cumsum", lambda t: t["a"].cumsum(axis=1))
+    # indices in range, negative, repeated and out of range (clamped), in every index dtype
+    p["take_along_axis"] = (
+        "take_along_axis",
+        lambda t: vkml.take_along_axis(t["a"], vkml.tensor(GATHER, device=t["a"].device), 1),
+    )
+    p["take"] = (
+        "take_along_axis",
+        lambda t: vkml.take(t["a"], vkml.tensor([2, 0, -1, 2], "int32", device=t["a"].device), 0),
+    )
+    if number:
+        p["scatter_add"] = (
+            "scatter_add",
+            lambda t: functions.scatter_add(
+                t["a"], vkml.tensor(GATHER[:, :8] % 5, device=t["a"].device), 1, 5
+            ),
+        )
     p["cumsum_flat"] = ("cumsum", lambda t: t["pos"].cumsum())
     p["prod_all_keep"] = ("prod", lambda t: t["a"].prod(axis=(0, 1), keepdims=True))
     if flt:

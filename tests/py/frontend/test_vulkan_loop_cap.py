@@ -92,6 +92,13 @@ def test_running_sums_of_long_rows_match_reference(vulkan: vkml.Device) -> None:
         np.testing.assert_array_equal(got, want, err_msg=str(x.dtype))
 
 
+def test_gathers_along_long_rows_reach_every_element(vulkan: vkml.Device) -> None:
+    x = np.arange(2 * 70_000, dtype=np.float32).reshape(2, 70_000)
+    picks = np.stack([np.arange(70_000)[::-1], np.arange(-70_000, 0)])
+    got = vkml.take_along_axis(_on(vulkan, x), _on(vulkan, picks), axis=1).numpy()
+    np.testing.assert_array_equal(got, np.take_along_axis(x, picks, axis=1))
+
+
 @pytest.mark.parametrize("k", LONG)
 def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device, k: int) -> None:
     a = np.ones((2, k), np.float32)

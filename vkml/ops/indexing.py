@@ -1,0 +1,27 @@
+"""Gathers: ``take_along_axis`` and its transpose ``scatter_add`` (vkml.dialect.gather), each
+the other's gradient. Both move values without arithmetic, except scatter_add's sums, which
+follow the pairwise tree; so both are bit-exact on every device. Indices carry no gradient."""
+
+from __future__ import annotations
+
+from vkml.dialect import gather as emit
+from vkml.graph.node import Node
+from vkml.ops import reference_axes as ref
+from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
+
+
+def grad_take_along_axis(node: Node, g: Handle, f: Algebra) -> Grads:
+    x, idx = node.src
+    return (f.scatter_add(g, f.tensor(idx), node.attr("axis"), x.shape[node.attr("axis")]), None)
+
+
+def grad_scatter_add(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (f.take_along_axis(g, f.tensor(node.src[1]), node.attr("axis")), None)
+
+
+INDEXING: dict[str, OpDef] = table(
+    OpDef("take_along_axis", "gather", emit.emit_take_along_axis, ref.take_along_axis, True,
+          gradient=grad_take_along_axis),
+    OpDef("scatter_add", "gather", emit.emit_scatter_add, ref.scatter_add, True,
+          inputs="number", gradient=grad_scatter_add),
+)  # fmt: skip
