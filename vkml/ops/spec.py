@@ -50,7 +50,9 @@ class Algebra(Protocol):
         """The elementwise op named ``op`` of ``x``."""
         ...
 
-    def take_along_axis(self, x: Handle, indices: Handle, axis: int) -> Handle: ...
+    def take_along_axis(self, x: Handle, indices: Handle, axis: int) -> Handle:
+        """``x`` gathered along ``axis`` at ``indices`` (of ``x``'s rank)."""
+        ...
 
     def scatter_add(self, g: Handle, indices: Handle, axis: int, size: int) -> Handle:
         """The transpose of ``take_along_axis`` onto ``size`` positions along ``axis``."""
