@@ -68,3 +68,17 @@ def test_gelu_far_negative_tail_stays_within_its_documented_bounds() -> None:
         got = vkml.tensor(x).gelu().numpy()
         want = vkml.tensor(x, device=vkml.reference).gelu().numpy()
         assert_within_ulp(got, want, bound, f"gelu over [{low}, 10]")
+
+
+def test_one_row_matmul_gradient_compiles_on_avx512_hosts() -> None:
+    # w.grad is the outer product x^T g (K = 1): IREE 3.13's unpack ukernel failed to lower it
+    # on znver4 when cpu enabled every ukernel
+    grads = []
+    for device in (vkml.cpu, vkml.reference):
+        w = vkml.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, device=device)
+        x = vkml.tensor([[1.0, 0.5]], device=device)
+        ((x @ w).relu() ** 2.0).sum().backward()
+        assert w.grad is not None
+        grads.append(w.grad.numpy())
+    assert_bit_exact(grads[0], grads[1], "w.grad on cpu")
+    assert grads[1].tolist() == [[5.0, 8.0], [2.5, 4.0]]
