@@ -288,6 +288,11 @@ CASES: dict[str, Callable[[], list[Bad]]] = {
                                 one("take_along_axis(bool)", lambda: vkml.take_along_axis(x23(), vkml.tensor([[True]])), DTypeError, "bool"),
                                 one("take_along_axis(axis=2)", lambda: vkml.take_along_axis(x23(), vkml.tensor([[0]]), 2), AxisError, "axis 2"),
                                 one("take_along_axis(broadcast)", lambda: vkml.take_along_axis(x23(), vkml.tensor([[0], [0], [0]])), ShapeError, "(3, 1)")),
+    **{n: cases_of(lambda n=n: reduction(n),
+                   one(f"{n}(axis=(0, 1))", lambda n=n: getattr(vkml, n)(x23(), (0, 1)), AxisError, "(0, 1)", "not an integer"),
+                   one(f"{n}(axis=None)", lambda n=n: getattr(vkml, n)(x23(), None), AxisError, "None", "not an integer"),
+                   one(f"{n}(descending=1)", lambda n=n: getattr(vkml, n)(x23(), descending=1), DTypeError, "descending=1", "bool"))
+       for n in ("sort", "argsort")},
     "argmax-tuple": one("argmax((0, 1))", lambda: vkml.argmax(x23(), (0, 1)), AxisError, "(0, 1)", "not an integer"),
     "unsqueeze": cases_of(lambda: not_tensor_cases("unsqueeze", vkml.unsqueeze, 0),
                           one("unsqueeze('a')", lambda: vkml.unsqueeze(x23(), "a"), AxisError, "'a'", "not an integer"),

@@ -123,6 +123,7 @@ from vkml.array_api._sets import (
     unique_inverse,
     unique_values,
 )
+from vkml.array_api._sorting import argsort, sort
 from vkml.array_api._statistical import (
     all,
     any,
@@ -165,6 +166,7 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "argsort",
     "asarray",
     "asin",
     "asinh",
@@ -267,6 +269,7 @@ __all__ = [
     "signbit",
     "sin",
     "sinh",
+    "sort",
     "sqrt",
     "square",
     "squeeze",

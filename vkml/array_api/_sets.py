@@ -76,13 +76,14 @@ def unique_all(x: Tensor, /) -> UniqueAllResult:
 
 def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter: Any = None) -> Tensor:
     """Where each element of ``x2`` would go in the sorted 1-d ``x1`` to keep it sorted:
-    before its equals (``side='left'``) or after them (``'right'``)."""
+    before its equals (``side='left'``) or after them (``'right'``). ``sorter``, positions
+    that sort ``x1`` (``argsort(x1)``), reads ``x1`` in that order."""
     if x1.ndim != 1:
         raise ShapeError(f"searchsorted: x1 must be 1-d, got shape {x1.shape}")
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side={side!r} must be 'left' or 'right'")
     if sorter is not None:
-        raise ValueError("searchsorted: vkml takes no sorter; pass x1 sorted")
+        x1 = functions.take(x1, sorter, axis=0)
     column = x1.reshape(x1.shape[0], *([1] * x2.ndim))
     before = column < x2 if side == "left" else column <= x2
     return functions.sum(before.astype(default_int), 0)

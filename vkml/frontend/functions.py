@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
-from vkml.frontend import indexing, ops, reductions, views
+from vkml.frontend import indexing, ops, reductions, sorting, views
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -35,6 +35,8 @@ cumsum = _public(reductions.cumsum)
 take = _public(indexing.take)
 take_along_axis = _public(indexing.take_along_axis)
 scatter_add = _public(indexing.scatter_add)  # take_along_axis's transpose (its gradient)
+sort = _public(sorting.sort)
+argsort = _public(sorting.argsort)
 mean = _public(reductions.mean)
 amax = _public(reductions.amax)
 amin = _public(reductions.amin)

@@ -1,5 +1,5 @@
-"""The reference device's interpreter for the ops along axes: matmul, the reductions, the scan
-and the gathers, each in the published order its emitter runs (vkml.dialect.pairwise, .scan,
+"""The reference device's interpreter for the ops along axes: matmul, the reductions, the scan,
+the gathers and argsort, each in the published order its emitter runs (vkml.dialect.pairwise, .scan,
 .gather), so the compiled devices can be checked against it bit for bit.
 """
 
@@ -114,6 +114,29 @@ def cumsum(
             y = y + np.concatenate([head, np.take(y, range(n - k), axis=axis)], axis=axis)
             k *= 2
     return finish(y, dtype, shape)
+
+
+def order_key(x: np.ndarray) -> np.ndarray:
+    """Integer keys in vkml's sort order (vkml.dialect.sort): -0.0 as +0.0, NaN largest."""
+    if x.dtype.kind in "biu":
+        return x.astype(np.int64) if x.dtype.itemsize < 8 or x.dtype.kind != "u" else x
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    signed = np.dtype(f"i{wide.dtype.itemsize}")
+    bits = wide.view(signed).astype(np.int64)
+    mask = (1 << (8 * wide.dtype.itemsize - 1)) - 1
+    key = np.where(bits < 0, bits ^ mask, bits)
+    key = np.where((bits & mask) == 0, 0, key)
+    return np.where(np.isnan(wide), mask, key)
+
+
+def argsort(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """NumPy's stable argsort of the keys; descending sorts the inverted keys."""
+    key = order_key(xs[0])
+    if attrs["descending"]:
+        key = ~key
+    return finish(np.argsort(key, axis=attrs["axis"], kind="stable"), dtype, shape)
 
 
 def _with(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ from vkml.ops.indexing import INDEXING
 from vkml.ops.movement import MOVEMENT
 from vkml.ops.reduce import REDUCE
 from vkml.ops.scan import SCAN
+from vkml.ops.sorting import SORTING
 from vkml.ops.spec import OpDef
 
 FAMILIES: dict[str, dict[str, OpDef]] = {
@@ -22,6 +23,7 @@ FAMILIES: dict[str, dict[str, OpDef]] = {
     "reduce": REDUCE,
     "scan": SCAN,
     "indexing": INDEXING,
+    "sorting": SORTING,
     "control": CONTROL,
 }
 

@@ -6,8 +6,7 @@ for the reference device (``vkml.ops.reference``), its gradient rule, the device
 that refuse it, and its cross-device numerical contract: bit-exact against the reference
 device, or within ``ulp`` units in the last place. The definitions live by family
 (``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``, ``scan``,
-``indexing``, ``control``); ``registry.OPS``
-is every one of them, and every other table (device support, the docs' contract table, the
+``indexing``, ``sorting``, ``control``); ``registry.OPS`` is every one of them, and every other table (device support, the docs' contract table, the
 public functions) is derived from it.
 
 Gradient rules are written against ``Algebra``, the tensor operations the frontend provides,
@@ -75,6 +74,7 @@ KINDS = {
     "reduction": "one operand reduced over an axis set; its dtype, or int64 for an index",
     "scan": "one operand accumulated along one axis; its shape; its dtype (int64 for integers)",
     "gather": "an operand and integer indices of its rank, along one axis; the operand's dtype",
+    "sort": "one operand ordered along one axis; its shape; int64 positions",
     "control": "a bool condition and operands, with regions over the operands; the regions' result",
 }
 

@@ -191,6 +191,35 @@ def test_searchsorted_is_numpys() -> None:
         assert got.numpy().tolist() == np.searchsorted(sorted_, values, side=side).tolist()
 
 
+def test_searchsorted_reads_x1_through_a_sorter() -> None:
+    unsorted = np.array([5.0, 1.0, 2.0, 2.0], np.float32)
+    values = np.array([0.0, 2.0, 9.0], np.float32)
+    x1 = xp.asarray(unsorted)
+    got = xp.searchsorted(x1, xp.asarray(values), side="right", sorter=xp.argsort(x1))
+    assert (
+        got.numpy().tolist()
+        == np.searchsorted(unsorted, values, "right", np.argsort(unsorted)).tolist()
+    )
+
+
+def test_sort_and_argsort_are_stable_and_place_nan_as_numpy_and_torch() -> None:
+    data = np.stack([SPECIAL, OTHER])
+    x = xp.asarray(data)
+    for axis in (0, 1, -1):
+        assert (
+            xp.argsort(x, axis=axis).numpy().tolist()
+            == np.argsort(data, axis, kind="stable").tolist()
+        )
+        np.testing.assert_array_equal(xp.sort(x, axis=axis).numpy(), np.sort(data, axis))
+    # descending keeps equal elements in order (a stable sort of the reversed order): NaN first
+    down = xp.argsort(xp.asarray(OTHER), descending=True).numpy().tolist()
+    assert down == [7, 1, 6, 0, 4, 5, 8, 3, 2]
+    assert xp.sort(xp.asarray(INTS), descending=True, stable=False).numpy().tolist() == sorted(
+        INTS.tolist(), reverse=True
+    )
+    assert xp.argsort(x).dtype is xp.int64 and xp.sort(xp.asarray(3.0)).numpy() == 3.0
+
+
 def test_real_number_helpers() -> None:
     x = xp.asarray([1.5, -2.0])
     assert xp.conj(x) is x and xp.real(x) is x and xp.imag(x).numpy().tolist() == [0.0, 0.0]

@@ -135,6 +135,8 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
         lambda a: functions.scatter_add(a, vkml.tensor(PICKS, device=a.device), 1, 4),
         [signed(3, 5)],
     ),
+    # sort is a gather at argsort's positions: its gradient goes back to where each came from
+    ("sort", "take_along_axis", lambda a: vkml.sort(a, axis=0, descending=True), [apart(3, 4)]),
     ("amax", "amax", lambda a: a.amax(axis=1), [apart(3, 4)]),
     ("amin-all", "amin", lambda a: a.amin(), [apart(3, 4)]),
 ]
@@ -142,7 +144,8 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
 # float64 tanh, sin, cos, tan, atan2 (and asin, acos, atan) do not link on cpu (IREE 3.13):
 # those cases run in float32 there.
 FLOAT32_ON_CPU = {op for op in OPS if not vkml.cpu.supports(op, vkml.float64)}
-NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "full", "arange"} | {
+NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "argsort", "full"} | {
+    "arange",
     # integer-only ops, and bitcast (bits are not a differentiable function of a value)
     "bitcast",
     "bitwise_and",

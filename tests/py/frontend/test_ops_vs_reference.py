@@ -177,6 +177,11 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             ),
         )
     p["cumsum_flat"] = ("cumsum", lambda t: t["pos"].cumsum())
+    # NaN, ±inf, ±0.0 (equal: stable), repeats; along each axis, both directions
+    p["argsort"] = ("argsort", lambda t: vkml.argsort(t["a"]))
+    p["argsort_desc_axis0"] = ("argsort", lambda t: vkml.argsort(t["a"], 0, descending=True))
+    p["sort"] = ("argsort", lambda t: vkml.sort(t["mid"], descending=True))
+    p["sort_axis0"] = ("argsort", lambda t: vkml.sort(t["pos"], axis=0))
     p["prod_all_keep"] = ("prod", lambda t: t["a"].prod(axis=(0, 1), keepdims=True))
     if flt:
         p["mean"] = ("sum", lambda t: t["pos"].mean(axis=1))

@@ -99,6 +99,16 @@ def test_gathers_along_long_rows_reach_every_element(vulkan: vkml.Device) -> Non
     np.testing.assert_array_equal(got, np.take_along_axis(x, picks, axis=1))
 
 
+def test_sorts_of_long_rows_match_numpy(vulkan: vkml.Device) -> None:
+    rng = np.random.default_rng(9)
+    x = rng.integers(-50, 50, (2, 70_000)).astype(np.float32)  # many ties: stability counts
+    x[0, ::7] = np.nan
+    positions, values = vkml.argsort(_on(vulkan, x)), vkml.sort(_on(vulkan, x))
+    vkml.realize(positions, values)  # one compile: 153 compare-exchange steps
+    np.testing.assert_array_equal(positions.numpy(), np.argsort(x, axis=1, kind="stable"))
+    np.testing.assert_array_equal(values.numpy(), np.sort(x, axis=1))
+
+
 @pytest.mark.parametrize("k", LONG)
 def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device, k: int) -> None:
     a = np.ones((2, k), np.float32)
