@@ -6,13 +6,10 @@ not computed; docs/contracts.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import ops, views
+from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
-
-Operand = Any
 
 
 def _indices(op: str, indices: Operand) -> Node:

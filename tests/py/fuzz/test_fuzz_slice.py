@@ -63,6 +63,7 @@ def test_generator_reaches_every_op_of_the_op_table() -> None:
 NOT_GENERATED_YET = frozenset({
     "expm1", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
     "atan2", "floor_divide", "remainder", "prod", "cumsum", "take_along_axis", "scatter_add",
+    "argsort",
 })  # fmt: skip
 
 
