@@ -10,17 +10,18 @@ one stable order, the same on every device and the same as NumPy's stable argsor
 keys (the reference device).
 
 The row is padded to m = 2^p with the largest key (padding positions come after every real
-one) and sorted in p(p+1)/2 compare-exchange steps, each a reshape, two selects per carried
-value and a concatenate: no loop inside a shader, so lavapipe's 65,535-iteration cap never
-meets it. Stage k (k = 2, 4, ..., m) first compares each block of k with its own mirror
-image (position i with k - 1 - i), which leaves both halves bitonic and every element of
-the low half below every one of the high half; then steps j = k/4, ..., 1 compare each
-position with the one j further (half-cleaners), all in the same direction.
+one) and sorted in p(p+1)/2 compare-exchange steps, each a reshape, the exchange (a minimum
+and a maximum of packed int64s for 32-bit keys, four selects for 64-bit ones) and a
+concatenate: no loop inside a shader, so lavapipe's 65,535-iteration cap never meets it.
+Stage k (k = 2, 4, ..., m) first compares each block of k with its own mirror image
+(position i with k - 1 - i), which leaves both halves bitonic and every element of the low
+half below every one of the high half; then steps j = k/4, ..., 1 compare each position with
+the one j further (half-cleaners), all in the same direction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
@@ -58,9 +59,11 @@ def _largest(key_type: DType) -> int:
     return (1 << (key_type.bits - 1)) - 1
 
 
-def _exchange(
-    b: FunctionBuilder, lo: tuple[Value, Value], hi: tuple[Value, Value]
-) -> tuple[tuple[Value, Value], tuple[Value, Value]]:
+Values = tuple[Value, ...]
+Exchange = Callable[[FunctionBuilder, Values, Values], tuple[Values, Values]]
+
+
+def _exchange_pairs(b: FunctionBuilder, lo: Values, hi: Values) -> tuple[Values, Values]:
     """(key, position) pairs put in order: the smaller of each pair into ``lo``."""
     (lk, lp), (hk, hp) = lo, hi
     before = b.compare("LT", hk, lk)
@@ -72,43 +75,58 @@ def _exchange(
     )
 
 
-def _step(
-    b: FunctionBuilder, pair: tuple[Value, Value], j: int, mirror: bool
-) -> tuple[Value, Value]:
+def _exchange_packed(b: FunctionBuilder, lo: Values, hi: Values) -> tuple[Values, Values]:
+    """Packed (key, position) int64s put in order: a minimum and a maximum."""
+    return (b.binary("minimum", lo[0], hi[0]),), (b.binary("maximum", lo[0], hi[0]),)
+
+
+def _step(b: FunctionBuilder, values: Values, j: int, mirror: bool, exchange: Exchange) -> Values:
     """One compare-exchange over rows of length m: position i (bit j clear) against i + j,
     or, when ``mirror``, each block of 2j against its mirror image."""
-    rows, m = pair[0].shape
+    rows, m = values[0].shape
     split = (rows, m // (2 * j), 2, j)
-    halves = []
-    for v in pair:
+    lows, highs = [], []
+    for v in values:
         v = b.reshape(v, split)
-        low = b.slice(v, [0, 0, 0, 0], [rows, m // (2 * j), 1, j], [1, 1, 1, 1])
+        lows.append(b.slice(v, [0, 0, 0, 0], [rows, m // (2 * j), 1, j], [1, 1, 1, 1]))
         high = b.slice(v, [0, 0, 1, 0], [rows, m // (2 * j), 2, j], [1, 1, 1, 1])
-        halves.append((low, b.reverse(high, [3]) if mirror else high))
-    (lk, hk), (lp, hp) = halves
-    (lk, lp), (hk, hp) = _exchange(b, (lk, lp), (hk, hp))
+        highs.append(b.reverse(high, [3]) if mirror else high)
+    low_out, high_out = exchange(b, tuple(lows), tuple(highs))
     out = []
-    for low, high in ((lk, hk), (lp, hp)):
+    for low, high in zip(low_out, high_out):
         high = b.reverse(high, [3]) if mirror else high
         out.append(b.reshape(b.concatenate([low, high], 2, split), (rows, m)))
-    return out[0], out[1]
+    return tuple(out)
+
+
+def _network(b: FunctionBuilder, values: Values, exchange: Exchange) -> Values:
+    """The bitonic network over rows of length m = 2^p (see the module)."""
+    m, k = values[0].shape[1], 2
+    while k <= m:
+        values = _step(b, values, k // 2, True, exchange)
+        j = k // 4
+        while j >= 1:
+            values = _step(b, values, j, False, exchange)
+            j //= 2
+        k *= 2
+    return values
 
 
 def sorted_positions(b: FunctionBuilder, key: Value) -> Value:
-    """The int32 positions that put each row of ``key`` (rows, n) in (key, position) order."""
+    """The int64 positions that put each row of ``key`` (rows, n) in (key, position) order.
+    A 32-bit key and its position travel packed in one int64 (key * 2^32 + position, whose
+    order is the pair's), so each exchange is one minimum and one maximum."""
     rows, n = key.shape
     m = 1 if n <= 1 else 1 << (n - 1).bit_length()
-    pad = b.constant(_largest(key.dtype), key.dtype, ())
-    pair = (b.pad(key, pad, [0, 0], [0, m - n]), b.iota((rows, m), 1, int32))
-    k = 2
-    while k <= m:
-        pair = _step(b, pair, k // 2, mirror=True)
-        j = k // 4
-        while j >= 1:
-            pair = _step(b, pair, j, mirror=False)
-            j //= 2
-        k *= 2
-    return b.slice(pair[1], [0, 0], [rows, n], [1, 1])
+    key = b.pad(key, b.constant(_largest(key.dtype), key.dtype, ()), [0, 0], [0, m - n])
+    positions = b.iota((rows, m), 1, int64)
+    if key.dtype is int32:
+        high = b.binary("shift_left", b.convert(key, int64), b.constant(32, int64, key.shape))
+        (packed,) = _network(b, (b.binary("or", high, positions),), _exchange_packed)
+        low = b.binary("and", packed, b.constant((1 << 32) - 1, int64, key.shape))
+        return b.slice(low, [0, 0], [rows, n], [1, 1])
+    _, positions = _network(b, (key, positions), _exchange_pairs)
+    return b.slice(positions, [0, 0], [rows, n], [1, 1])
 
 
 def emit_argsort(
