@@ -6,14 +6,25 @@ not computed; docs/contracts.md)."""
 
 from __future__ import annotations
 
-from vkml.errors import DTypeError, ShapeError
+import math
+from typing import Any
+
+from vkml.dtypes import int64
+from vkml.errors import DTypeError, IndexingError, ShapeError
 from vkml.frontend import ops, views
+from vkml.frontend.base import TensorBase
 from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
 
 
 def _indices(op: str, indices: Operand) -> Node:
     node = ops.tensor_node(op, indices)
+    if op == "getitem" and node.dtype.kind == "bool":
+        raise IndexingError(
+            f"a boolean mask of shape {node.shape} selects a data-dependent number of "
+            f"elements, which a lazy graph cannot shape; use vkml.where(mask, x, fill), or "
+            f"x[vkml.array_api.nonzero(mask)] (which realizes the mask)"
+        )
     if node.dtype.kind not in ("int", "uint"):
         raise DTypeError(
             f"'{op}' takes integer indices, got {node.dtype}; use indices.astype(vkml.int64)"
@@ -85,3 +96,49 @@ def scatter_add(g: Operand, indices: Operand, axis: int, size: int) -> Node:
     shape = node.shape[:a] + (size,) + node.shape[a + 1 :]
     attrs = (("axis", a),)
     return Node("scatter_add", node.dtype, shape, (node, idx), attrs, node.device)
+
+
+def has_array_index(index: Any) -> bool:
+    """Whether ``x[index]`` is integer-array indexing (a tensor among the index's items)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(it, (TensorBase, Node)) for it in items)
+
+
+def array_getitem(x: Operand, index: Any) -> Node:
+    """``x[index]`` with integer tensors: one tensor ``i`` takes whole rows, ``x[i]`` of shape
+    ``i.shape + x.shape[1:]`` (NumPy's); a tuple of one int or integer tensor per axis (the
+    Array API's) broadcasts them together and gathers one element per coordinate. Negative
+    indices wrap once and the rest clamp per axis, as ``take``'s."""
+    node = ops.tensor_node("getitem", x)
+    items = index if isinstance(index, tuple) else (index,)
+    if len(items) == 1:
+        idx = _indices("getitem", items[0])
+        rows = take(node, views.reshape(idx, math.prod(idx.shape)), 0)
+        return views.reshape(rows, *idx.shape, *node.shape[1:])
+    if len(items) != len(node.shape) or not all(
+        isinstance(it, (TensorBase, Node))
+        or (hasattr(it, "__index__") and not isinstance(it, bool))
+        for it in items
+    ):
+        raise IndexingError(
+            f"integer-array indexing takes one int or integer tensor per axis of x "
+            f"{node.shape}, got {len(items)} items ({', '.join(type(it).__name__ for it in items)}); "
+            f"index the slices first, then the arrays: x[1:, :][i, j]"
+        )
+    terms, offset, stride = [], 0, 1
+    for n, it in reversed(list(zip(node.shape, items))):
+        if isinstance(it, (TensorBase, Node)):
+            u = ops.astype(_indices("getitem", it), int64)
+            u = ops.clip(ops.where(ops.compare("lt", u, 0), ops.binary("add", u, n), u), 0, n - 1)
+            terms.append(ops.binary("mul", u, stride) if stride != 1 else u)
+        elif -n <= int(it) < n:
+            offset += (int(it) % n) * stride
+        else:
+            raise IndexingError(f"index {int(it)} is out of bounds for an axis of size {n}")
+        stride *= n
+    linear = terms[0]
+    for term in terms[1:]:
+        linear = ops.binary("add", linear, term)
+    linear = ops.binary("add", linear, offset) if offset else linear
+    flat = take(views.reshape(node, math.prod(node.shape)), views.reshape(linear, -1), 0)
+    return views.reshape(flat, *linear.shape)

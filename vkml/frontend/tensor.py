@@ -13,7 +13,7 @@ import numpy as np
 
 from vkml.devices.realize import realize_nodes
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend import autograd, grad_mode, ops, reductions, views
+from vkml.frontend import autograd, grad_mode, indexing, ops, reductions, views
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
@@ -241,6 +241,8 @@ class Tensor(Operators, UnaryMethods):
         return wrap(reductions.matmul(other, self), self)
 
     def __getitem__(self, index: Any) -> Tensor:
+        if indexing.has_array_index(index):  # integer tensors: a gather
+            return wrap(indexing.array_getitem(self, index), self)
         return wrap(views.getitem(self, index), self)
 
     # -- methods NumPy and PyTorch users expect ---------------------------------------------

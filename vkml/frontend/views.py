@@ -170,8 +170,8 @@ def getitem(x: Operand, index: Any) -> Node:
             hasattr(it, "shape") and getattr(it, "ndim", 0) > 0
         ):
             raise IndexingError(
-                f"advanced (array) indexing is not supported, got {type(it).__name__}; use "
-                f"basic indexing with ints, slices, ... and None"
+                f"advanced indexing takes integer tensors, got a {type(it).__name__}; index "
+                f"with vkml.tensor(...) of integers, or with ints, slices, ... and None"
             )
         if not (
             it is None
