@@ -444,7 +444,8 @@ TENSOR_METHODS: dict[str, Callable[[], list[Bad]]] = {
     "grad": one("x.grad = 3", lambda: setattr(x23(), "grad", 3), DTypeError, "int"),
     "__getitem__": cases_of(*(one(f"x[{i!r}]", lambda i=i: x23()[i], IndexingError)
                               for i in (1.5, "a", slice(None, None, 0), slice("a", None), 2, [0])),
-                           one("x[mask]", lambda: x23()[x23() > 0.0], IndexingError, "(2, 3)", "data-dependent", "vkml.where"),
+                           one("x[mask]", lambda: x23()[vkml.tensor([True])], IndexingError, "(1,)", "leading shape", "(2,)"),
+                           one("x[mask, 0]", lambda: x23()[x23() > 0.0, 0], IndexingError, "(2, 3)", "sole index"),
                            one("x[i, 1:]", lambda: x23()[vkml.tensor([0]), 1:], IndexingError, "per axis", "slice"),
                            one("x[i, 3]", lambda: x23()[vkml.tensor([0]), 3], IndexingError, "3", "out of bounds")),
     "__add__": one("x + 'a'", lambda: x23() + "a", DataError, "'a'"),

@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from vkml.dtypes import int64
 from vkml.errors import DTypeError, IndexingError, ShapeError
 from vkml.frontend import ops, views
 from vkml.frontend.base import TensorBase
+from vkml.frontend.host import data_node
 from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
 
@@ -22,8 +25,8 @@ def _indices(op: str, indices: Operand) -> Node:
     if op == "getitem" and node.dtype.kind == "bool":
         raise IndexingError(
             f"a boolean mask of shape {node.shape} selects a data-dependent number of "
-            f"elements, which a lazy graph cannot shape; use vkml.where(mask, x, fill), or "
-            f"x[vkml.array_api.nonzero(mask)] (which realizes the mask)"
+            f"elements: it must be the sole index (x[mask], which realizes the mask), or use "
+            f"vkml.where(mask, x, fill) to stay lazy"
         )
     if node.dtype.kind not in ("int", "uint"):
         raise DTypeError(
@@ -142,3 +145,19 @@ def array_getitem(x: Operand, index: Any) -> Node:
     linear = ops.binary("add", linear, offset) if offset else linear
     flat = take(views.reshape(node, math.prod(node.shape)), views.reshape(linear, -1), 0)
     return views.reshape(flat, *linear.shape)
+
+
+def mask_getitem(x: Operand, mask: np.ndarray) -> Node:
+    """``x[mask]`` for a boolean ``mask``, already realized (how many elements it selects
+    shapes the result), of ``x``'s leading shape: the rows of those axes where it is true, in
+    row-major order, gathered lazily."""
+    node = ops.tensor_node("getitem", x)
+    lead = node.shape[: mask.ndim]
+    if mask.ndim > len(node.shape) or mask.shape != lead:
+        raise IndexingError(
+            f"a boolean mask of shape {mask.shape} must have the leading shape of x "
+            f"{node.shape}; index with a mask of shape {lead or '()'}"
+        )
+    rows = views.reshape(node, math.prod(lead), *node.shape[mask.ndim :])
+    picks = data_node(np.flatnonzero(mask).astype(np.int64), None, node.device)
+    return take(rows, picks, 0)

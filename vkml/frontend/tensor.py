@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.realize import realize_nodes
+from vkml.dtypes import bool_
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, indexing, ops, reductions, views
 from vkml.frontend.dlpack import export_capsule
@@ -241,6 +242,9 @@ class Tensor(Operators, UnaryMethods):
         return wrap(reductions.matmul(other, self), self)
 
     def __getitem__(self, index: Any) -> Tensor:
+        if isinstance(index, Tensor) and index.dtype is bool_:
+            # the count of True shapes the result: the mask is realized, x stays lazy
+            return wrap(indexing.mask_getitem(self, index.numpy()), self)
         if indexing.has_array_index(index):  # integer tensors: a gather
             return wrap(indexing.array_getitem(self, index), self)
         return wrap(views.getitem(self, index), self)

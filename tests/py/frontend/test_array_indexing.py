@@ -1,5 +1,6 @@
-"""Integer-array indexing, ``x[i]`` and ``x[i, j, ...]`` with integer tensors, against NumPy
-on cpu and reference: a gather (``take``), so bit-exact, with take's gradient."""
+"""Integer-array indexing, ``x[i]`` and ``x[i, j, ...]`` with integer tensors, and boolean
+masks, ``x[mask]``, against NumPy on cpu and reference: a gather (``take``), so bit-exact,
+with take's gradient."""
 
 from __future__ import annotations
 
@@ -55,10 +56,27 @@ def test_nonzero_of_a_mask_indexes_what_a_mask_would() -> None:
     np.testing.assert_array_equal(x[xp.nonzero(mask)].numpy(), A[A > 3.0])
 
 
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+def test_a_boolean_mask_realizes_itself_and_gathers_lazily(device: str) -> None:
+    x = vkml.tensor(A, device=device)
+    rows = np.array([True, False, True, True])
+    cases = {
+        "elements": (x[x > 3.0], A[A > 3.0]),
+        "rows": (x[vkml.tensor(rows, device=device)], A[rows]),
+        "none": (x[x > 99.0], A[A > 99.0]),
+        "0-d true": (x[vkml.tensor(True, device=device)], A[np.True_]),
+    }
+    for name, (t, want) in cases.items():
+        assert t.shape == want.shape, name
+        np.testing.assert_array_equal(t.numpy(), want, err_msg=name)
+
+
 def test_what_it_does_not_do_is_refused_with_the_remedy() -> None:
     x = vkml.tensor(A)
-    with pytest.raises(IndexingError, match="data-dependent.*vkml.where"):
-        x[x > 0.0]
+    with pytest.raises(IndexingError, match=r"leading shape of x \(4, 6\).*\(4,\)"):
+        x[vkml.tensor([True, False])]
+    with pytest.raises(IndexingError, match="data-dependent.*sole index.*vkml.where"):
+        x[x > 0.0, 1]
     with pytest.raises(IndexingError, match="one int or integer tensor per axis.*slice"):
         x[vkml.tensor([0]), 1:]
     with pytest.raises(vkml.DTypeError, match="integer indices"):
