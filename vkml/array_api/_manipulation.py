@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from vkml.errors import AxisError, ShapeError
-from vkml.frontend import functions, ops
+from vkml.frontend import creation, functions, ops
 from vkml.frontend.tensor import Tensor
 
 
@@ -105,21 +105,36 @@ def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
     return spread.broadcast_to(*full).reshape(*(r * n for r, n in zip(reps, shape)))
 
 
-def repeat(x: Tensor, repeats: int, /, *, axis: int | None = None) -> Tensor:
-    """Each element repeated ``repeats`` times along ``axis`` (flattened when None)."""
-    if not isinstance(repeats, int):
-        raise ShapeError(
-            "repeat: vkml takes an int count (a tensor of counts has a data-dependent shape)"
-        )
+def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:
+    """Each element repeated ``repeats`` times along ``axis`` (flattened when None). An int
+    count stays lazy; a tensor of counts (one, or one per element along the axis) shapes the
+    result by its values, so it is realized, and ``x`` is gathered lazily."""
     if axis is None:
         return repeat(x.reshape(-1), repeats, axis=0)
     a = ops.normalize_axes("repeat", axis, x.shape)[0]
+    if isinstance(repeats, Tensor):
+        return _repeat_by(x, repeats.numpy(), a)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise ShapeError(f"repeat: repeats={repeats!r} must be a non-negative int or a tensor")
     spread = functions.unsqueeze(x, a + 1)
     shape = list(spread.shape)
     shape[a + 1] = repeats
     out = list(x.shape)
     out[a] *= repeats
     return spread.broadcast_to(*shape).reshape(*out)
+
+
+def _repeat_by(x: Tensor, counts: np.ndarray, axis: int) -> Tensor:
+    n = x.shape[axis]
+    if counts.dtype.kind not in "iu" or counts.ndim > 1 or counts.size not in (1, n):
+        raise ShapeError(
+            f"repeat: a tensor of repeats must hold 1 or {n} (x's axis {axis}) integer counts, "
+            f"got shape {counts.shape} of {counts.dtype}"
+        )
+    if (counts < 0).any():
+        raise ShapeError(f"repeat: counts must be non-negative, got {counts.tolist()}")
+    positions = np.repeat(np.arange(n), np.broadcast_to(counts.reshape(-1), (n,)))
+    return functions.take(x, creation.tensor(positions, device=x.device), axis=axis)
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:

@@ -99,6 +99,12 @@ def test_creation_and_manipulation_match_numpy() -> None:
     assert np.array_equal(xp.moveaxis(x, 0, 1).numpy(), np.moveaxis(m, 0, 1))
     assert np.array_equal(xp.tile(x, (2, 1, 2)).numpy(), np.tile(m, (2, 1, 2)))
     assert np.array_equal(xp.repeat(x, 2, axis=1).numpy(), np.repeat(m, 2, axis=1))
+    counts = np.arange(m.shape[1]) % 3
+    got = xp.repeat(x, xp.asarray(counts), axis=1).numpy()  # counts realized, x gathered
+    assert np.array_equal(got, np.repeat(m, counts, axis=1))
+    assert np.array_equal(xp.repeat(x, xp.asarray([2])).numpy(), np.repeat(m, [2]))
+    with pytest.raises(vkml.ShapeError, match="non-negative"):
+        xp.repeat(x, xp.asarray([-1]))
     assert np.array_equal(xp.concat([x, x], axis=None).numpy(), np.concatenate([m, m], None))
     assert xp.unstack(x, axis=1)[0].numpy().tolist() == [0, 4, 8]
     assert xp.squeeze(xp.expand_dims(x, axis=-1), axis=2).shape == (3, 4)
