@@ -21,6 +21,7 @@ the one j further (half-cleaners), all in the same direction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -136,9 +137,7 @@ def emit_argsort(
     perm = [d for d in range(len(x.shape)) if d != axis] + [axis]
     moved = b.transpose(x, perm)
     n = x.shape[axis]
-    rows = 1
-    for d in moved.shape[:-1]:
-        rows *= d
+    rows = math.prod(moved.shape[:-1])
     key = order_key(b, b.reshape(moved, (rows, n)))
     if attrs["descending"]:
         key = b.unary("not", key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vkml.dtypes import int64
 from vkml.errors import DTypeError
-from vkml.frontend import indexing, ops
+from vkml.frontend import indexing, ops, views
 from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
 
@@ -29,8 +29,7 @@ def argsort(x: Operand, axis: int = -1, descending: bool = False) -> Node:
     descending = _flag("argsort", "descending", descending)
     a = _axis("argsort", axis, node.shape)
     if not node.shape:  # one element: position 0
-        lifted = Node("reshape", node.dtype, (1,), (node,), (), node.device)
-        return Node("reshape", int64, (), (argsort(lifted, 0, descending),), (), node.device)
+        return views.reshape(argsort(views.reshape(node, 1), 0, descending))
     attrs = (("axis", a), ("descending", descending))
     return Node("argsort", int64, node.shape, (node,), attrs, node.device)
 
