@@ -42,7 +42,7 @@ from vkml.graph.walk import region_nodes
 from vkml.nn.step import CompiledStep
 from vkml.passes.pipelines import pipeline_for
 from vkml.runtime.parameters import write_archive
-from vkml.trace.capture import ARGUMENT, ROOT, capture, parameter_names
+from vkml.trace.capture import ARGUMENT, ROOT, Captured, capture, parameter_names
 from vkml.trace.spec import Spec, spec_of
 
 # The parameter scope exported modules read their weights from: ``--parameters=model=...``.
@@ -106,15 +106,26 @@ class Artifact:
         exported as a function of the batch and the state (parameters, optimiser state,
         learning rate) returning the loss and the new state (``vkml.aot.training``).
         """
-        fname = name or _name_of(fn)
-        _check_symbol("function name", fname)
-        if fname.startswith("__vkml") or any(s.name == fname for s, _ in self._functions):
-            raise ValueError(f"export: the module already has a function {fname!r}; pass name=")
+        fname = self._new_function(name or _name_of(fn))
         if isinstance(fn, CompiledStep):
             specs = self._specs(parameter_names(fn.loss_fn, len(examples)), examples)
             plan = step_plan(fn, specs, self._names)
         else:
             plan = Plan.of(capture(fn, *self._specs(parameter_names(fn, len(examples)), examples)))
+        return self._add(fname, plan)
+
+    def add_captured(self, name: str, captured: Captured) -> Artifact:
+        """Add a graph captured already (a builder's ``Graph``) as function ``name``: its
+        inputs are the arguments, every other leaf a parameter; returns the artifact."""
+        return self._add(self._new_function(name), Plan.of(captured))
+
+    def _new_function(self, fname: str) -> str:
+        _check_symbol("function name", fname)
+        if fname.startswith("__vkml") or any(s.name == fname for s, _ in self._functions):
+            raise ValueError(f"export: the module already has a function {fname!r}; pass name=")
+        return fname
+
+    def _add(self, fname: str, plan: Plan) -> Artifact:
         device = plan.captured.device
         if device is not None and device is not self.device:
             raise DeviceError(

@@ -6,7 +6,8 @@ those arrays (``vkml.trace.capture``), nothing runs, and a ``Graph`` comes back 
 recorded graph and the arrays, bound by parameter name. ``g()`` is one launch, one invocation
 of the compiled graph, and returns the result; ``g(n)`` launches it ``n`` times and returns the
 last result; ``g.bind(name=array)`` swaps an array for another of the same shape, dtype and
-device. Nothing is parsed, recorded or compiled again.
+device. Nothing is parsed, recorded or compiled again. ``g.save(path)`` writes the graph as an
+ahead-of-time module that runs without Python (``vkml.aot``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from vkml.aot.artifact import Artifact
 from vkml.builder import recorder
 from vkml.builder.source import rewritten
 from vkml.errors import DeviceError, ShapeError
@@ -115,6 +118,21 @@ class Graph:
             checked[name] = t
         self._arrays.update(checked)
         return self
+
+    def save(self, path: str | Path) -> list[Path]:
+        """Write the graph as an ahead-of-time module (``vkml.aot``, docs/deploy.md): one
+        function named after the builder, taking the builder's parameters by name and
+        returning its result, compiled for the graph's device; realized tensors it reads
+        (weights it closes over) go to an ``.irpa`` archive beside it. Returns the files
+        written (each written whole or not at all).
+
+        The module runs what one launch runs: device conditions and loops stay inside it.
+        """
+        device = self._captured.device
+        if device is None:
+            raise ValueError(f"{self.name}.save: the graph computes nothing; there is no module")
+        artifact = Artifact(device, name=self.name).add_captured(self.name, self._captured)
+        return artifact.save(path)
 
     # -- what was built ------------------------------------------------------------------------
     @property

@@ -17,13 +17,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-import numpy as np
-
-from vkml.dtypes import bool_, uint32
+from vkml.dtypes import bool_, int32, uint32
 from vkml.errors import ShapeError
 from vkml.frontend import functions
 from vkml.frontend.control import while_loop
-from vkml.frontend.creation import tensor
+from vkml.frontend.creation import full as constant
 from vkml.frontend.tensor import Tensor
 
 BREAK = "__vkml_break"
@@ -258,7 +256,7 @@ def device_for(body: Callable[..., Values], values: Values, names: Sequence[str]
     unrolled loop."""
     start = (*((last,) * targets), *values[targets:])
     device = values[names.index(BREAK)].device
-    counter = tensor(np.int32(0), device=device)
+    counter = constant((), 0, dtype=int32, device=device)
 
     def test(*state: Any) -> Any:
         return state[-1] < turns
@@ -313,7 +311,11 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
         for _ in range(turns):
             now = full(tensors)
             keep = test(*now)
-            keep = condition(keep, line) if is_device(keep) else tensor(bool(keep), device=device)
+            keep = (
+                condition(keep, line)
+                if is_device(keep)
+                else constant((), bool(keep), dtype=bool_, device=device)
+            )
             go = functions.where(active, functions.where(now[brk], False, keep), False)
             new = body(*now)
             for i, (a, b) in enumerate(zip(new, now)):
@@ -328,10 +330,14 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
         return (*tensors, active)
 
     start = [
-        values[i] if is_device(values[i]) else tensor(bool(values[i]), device=device)
+        values[i]
+        if is_device(values[i])
+        else constant((), bool(values[i]), dtype=bool_, device=device)
         for i in carried
     ]
-    outs = while_loop(lambda *state: state[-1], chunk, *start, tensor(True, device=device))
+    outs = while_loop(
+        lambda *state: state[-1], chunk, *start, constant((), True, dtype=bool_, device=device)
+    )
     return tuple(full(outs[:-1]))
 
 
