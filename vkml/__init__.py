@@ -14,6 +14,7 @@ from vkml import (
     nn,  # the layer above trace: modules, layers, losses, optimisers
     trace,  # the layer above frontend: capturing a function's graph
 )
+from vkml.builder import diff
 from vkml.builder.graph import Graph
 from vkml.compiler.lower import emitted_mlir as _emitted_mlir
 from vkml.devices.registry import Device, best_device, cpu, device, reference
@@ -227,6 +228,7 @@ __all__ = [
     "cpu",
     "cumsum",
     "device",
+    "diff",
     "divide",
     "emit_mlir",
     "equal",

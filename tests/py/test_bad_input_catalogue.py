@@ -434,6 +434,8 @@ SUBMODULES = {"aot": aot, "nn": nn, "random": random, "trace": trace}
 SUBMODULES_ELSEWHERE = {
     "array_api": "the standard's namespace over the functions walked here: its own checks are "
     "in tests/py/array_api and the standard's suite (make array-api)",
+    "diff": "the reverse pass of a builder graph: tests/py/builder/test_reverse.py walks its "
+    "refusals (no record=True, temporaries, integer parameters, bad seeds, device loops)",
 }
 TENSOR_METHODS: dict[str, Callable[[], list[Bad]]] = {
     "astype": one("x.astype('foo')", lambda: x23().astype("foo"), DTypeError, "'foo'"),

@@ -28,6 +28,7 @@ from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 from vkml.graph.walk import region_nodes
 from vkml.trace.capture import Captured, capture
+from vkml.trace.spec import Spec
 
 MAX_TURNS_PER_SYNC = 1024
 
@@ -35,11 +36,22 @@ MAX_TURNS_PER_SYNC = 1024
 class Graph:
     """A recorded builder function with its arrays bound. See the module docstring."""
 
-    def __init__(self, name: str, captured: Captured, arrays: dict[str, Tensor]) -> None:
+    def __init__(
+        self,
+        name: str,
+        captured: Captured,
+        arrays: dict[str, Tensor],
+        recorded: tuple[Callable[..., Any], int | None] | None = None,
+    ) -> None:
         self.name = name
         self._captured = captured
         self._arrays = arrays
         self._launches = 0
+        self._result: Any = None
+        # record=True: the rewritten function and its turns_per_sync, recorded again by
+        # vkml.diff.reverse; its compiled reverse passes, by (wrt, seeded outputs)
+        self.recorded = recorded
+        self.reverses: dict[tuple[Any, ...], Captured] = {}
 
     @staticmethod
     def builder(
@@ -51,16 +63,14 @@ class Graph:
         """Decorate a function whose ``if``, ``while``, ``for`` and ``match`` on device values
         become control flow inside one compiled graph (docs/builder.md).
 
-        ``@Graph.builder`` or ``@Graph.builder(record=True, turns_per_sync=N)``. ``record`` is
-        accepted for the reverse pass of issue 10, which is not built yet (it is an error to ask
-        for it). ``turns_per_sync``: how many turns of a ``while`` on a device condition run
-        between two host syncs (default: the device's, ``device.turns_per_sync``).
+        ``@Graph.builder`` or ``@Graph.builder(record=True, turns_per_sync=N)``. ``record``
+        keeps what the reverse pass (``vkml.diff.reverse``) needs: every turn of a bounded
+        loop is recorded (the trajectory it walks back). ``turns_per_sync``: how many turns of
+        a ``while`` on a device condition run between two host syncs (default: the device's,
+        ``device.turns_per_sync``).
         """
-        if record:
-            raise NotImplementedError(
-                "Graph.builder(record=True) (the reverse pass, vkml.diff.reverse) is not built "
-                "yet; differentiate the function with vkml.grad instead"
-            )
+        if not isinstance(record, bool):
+            raise TypeError(f"Graph.builder: record must be True or False, got {record!r}")
         if turns_per_sync is not None and (
             not isinstance(turns_per_sync, int) or isinstance(turns_per_sync, bool)
             or not 1 <= turns_per_sync <= MAX_TURNS_PER_SYNC
@@ -71,7 +81,7 @@ class Graph:
             )
         if fn is None:
             return functools.partial(Graph.builder, record=record, turns_per_sync=turns_per_sync)
-        return Builder(fn, turns_per_sync)
+        return Builder(fn, turns_per_sync, record)
 
     # -- launching -----------------------------------------------------------------------------
     def __call__(self, n: int = 1) -> Any:
@@ -86,7 +96,26 @@ class Graph:
         for _ in range(n):
             result = captured(*inputs)
             self._launches += 1
+        self._result = result
         return result
+
+    @property
+    def arrays(self) -> dict[str, Any]:
+        """Name -> array: each parameter's bound array and, after a launch, ``result``."""
+        named: dict[str, Any] = dict(self._arrays)
+        if self._result is not None:
+            named["result"] = self._result
+        return named
+
+    @property
+    def inputs(self) -> tuple[tuple[str, Spec], ...]:
+        """The parameters in order, each with the shape, dtype and device recorded."""
+        return self._captured.inputs
+
+    @property
+    def captured(self) -> Captured:
+        """The recorded graph (``vkml.trace``'s form of it)."""
+        return self._captured
 
     def bind(self, **arrays: Any) -> Graph:
         """Swap the arrays bound to the named parameters; each must have the shape, dtype and
@@ -182,9 +211,12 @@ class Schedule:
 class Builder:
     """A decorated builder function: call it with arrays to record a ``Graph``."""
 
-    def __init__(self, fn: Callable[..., Any], turns_per_sync: int | None = None) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], turns_per_sync: int | None = None, record: bool = False
+    ) -> None:
         self.fn = fn
         self.turns_per_sync = turns_per_sync
+        self.record = record
         self.recorded_fn = rewritten(fn)  # once: a second call does not parse again
         functools.update_wrapper(self, fn)
 
@@ -192,7 +224,8 @@ class Builder:
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
-        with recorder.turns_per_sync(self.turns_per_sync):
+        with recorder.recording(self.turns_per_sync, unrolled=self.record):
             captured = capture(self.recorded_fn, *arrays)
         names = [name for name, _ in captured.inputs]
-        return Graph(self.fn.__name__, captured, dict(zip(names, arrays)))
+        kept = (self.recorded_fn, self.turns_per_sync) if self.record else None
+        return Graph(self.fn.__name__, captured, dict(zip(names, arrays)), kept)

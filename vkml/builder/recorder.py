@@ -31,16 +31,21 @@ Values = tuple[Any, ...]
 
 # The builder's ``turns_per_sync`` while it records (None: each device's own).
 TURNS_PER_SYNC: ContextVar[int | None] = ContextVar("turns_per_sync", default=None)
+# True while recording for a reverse pass (``record=True``): bounded loops stay unrolled,
+# each turn its own nodes, which is the trajectory the reverse pass walks back.
+UNROLLED: ContextVar[bool] = ContextVar("unrolled", default=False)
 
 
 @contextmanager
-def turns_per_sync(turns: int | None) -> Iterator[None]:
-    """Record with ``turns`` predicated turns per host sync in device loops."""
-    token = TURNS_PER_SYNC.set(turns)
+def recording(turns: int | None, unrolled: bool = False) -> Iterator[None]:
+    """Record with ``turns`` predicated turns per host sync in device loops, and (``unrolled``)
+    every turn of a bounded loop recorded."""
+    tokens = TURNS_PER_SYNC.set(turns), UNROLLED.set(unrolled)
     try:
         yield
     finally:
-        TURNS_PER_SYNC.reset(token)
+        TURNS_PER_SYNC.reset(tokens[0])
+        UNROLLED.reset(tokens[1])
 
 
 class BuilderError(ValueError):
@@ -238,7 +243,10 @@ def for_(items: Iterable[Any], body: Callable[..., Values], values: Values, name
         if loop.done:
             break
         stop = loop.values[loop.index]
-        if sized is not None and not reads_item and is_device(stop) and left > _turns(stop.device):
+        if (
+            sized is not None and not reads_item and is_device(stop) and not UNROLLED.get()
+            and left > _turns(stop.device)
+        ):  # fmt: skip
             return device_for(body, loop.values, names, line, left, sized[-1], targets)
         loop.turn(body, item)
         left -= 1
