@@ -38,8 +38,10 @@ def normalized(b: FunctionBuilder, idx: Value, n: int) -> Value:
 
 def take_along_axis(b: FunctionBuilder, x: Value, idx: Value, axis: int) -> Value:
     """``x`` gathered along ``axis`` at ``idx`` (x's rank; the other axes as x's)."""
-    position = normalized(b, idx, x.shape[axis])
     shape = idx.shape
+    if 0 in shape or 0 in x.shape:  # nothing to gather (a gather of an empty x is malformed)
+        return b.constant(0, x.dtype, shape)
+    position = normalized(b, idx, x.shape[axis])
     columns = [
         b.reshape(position if d == axis else b.iota(shape, d, int32), (*shape, 1))
         for d in range(len(shape))

@@ -19,13 +19,19 @@ from collections.abc import Callable
 import numpy as np
 
 import vkml
+from vkml.frontend.functions import scatter_add
 
-BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow")
+BINARY = (
+    "add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "floor_divide", "remainder",
+)  # fmt: skip
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 EXACT_UNARY = ("neg", "abs", "relu", "floor", "ceil", "trunc", "round", "sign", "clip")
-BOUNDED_UNARY = ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu")
+BOUNDED_UNARY = (
+    "exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu", "expm1",
+    "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+)  # fmt: skip
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
-REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin")
+REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "cumsum")
 SCALARS = (0.5, -2, 3, 1.25, 0, -0.0, float("inf"), float("nan"), 7)
 CAST_TO = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool")
 BITCAST_PARTNER = {
@@ -53,7 +59,8 @@ StepFn = Callable[[Operand, Operand, Operand, Params, vkml.Device], vkml.Tensor]
 
 _BINARY_FN = {
     "add": vkml.add, "sub": vkml.subtract, "mul": vkml.multiply, "div": vkml.divide,
-    "maximum": vkml.maximum, "minimum": vkml.minimum,
+    "maximum": vkml.maximum, "minimum": vkml.minimum, "atan2": vkml.atan2,
+    "floor_divide": vkml.floor_divide, "remainder": vkml.remainder,
 }  # fmt: skip
 _COMPARE_FN = {
     "eq": vkml.equal, "ne": vkml.not_equal, "lt": vkml.less, "le": vkml.less_equal,
@@ -188,8 +195,35 @@ def _axes(x: Operand, p: Params, single: bool) -> int | tuple[int, ...] | None:
 
 def reduce(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
     op = str(p.pick(REDUCE))
+    if op == "cumsum":
+        return x.cumsum(axis=None if x.ndim == 0 or p.next(3) == 0 else p.next(2 * x.ndim) - x.ndim)
     axis = _axes(x, p, single=op.startswith("arg"))
     return getattr(x, op)(axis=axis, keepdims=bool(p.next(2)))
+
+
+def _indices_like(x: Operand, y: Operand, axis: int, p: Params) -> vkml.Tensor:
+    """Indices for a gather along ``axis`` of ``x``: ``y``'s values as integers where its rank
+    is ``x``'s (any value: out-of-range ones take the documented wrap-once-then-clamp rule),
+    else a permutation (``argsort`` of ``x``)."""
+    if y.ndim == x.ndim and p.next(2):
+        return _as_integer(y)
+    return vkml.argsort(x, axis=axis)
+
+
+def gather(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """argsort, sort (stable, either direction), take_along_axis and its transpose scatter_add."""
+    x = x.reshape(1) if x.ndim == 0 else x
+    axis, choice = p.next(2 * x.ndim) - x.ndim, p.next(4)
+    if choice < 2:
+        fn = vkml.argsort if choice == 0 else vkml.sort
+        return fn(x, axis=axis, descending=bool(p.next(2)))
+    indices = _indices_like(x, y, axis, p)
+    if choice == 2:
+        return vkml.take_along_axis(x, indices, axis=axis)
+    if indices.shape != x.shape:
+        indices = vkml.argsort(x, axis=axis)
+    size = max(x.shape[axis] + p.next(4) - 1, 0)
+    return scatter_add(x, indices, axis, size)
 
 
 def softmax(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
@@ -234,5 +268,5 @@ STEPS: dict[str, StepFn] = {
     "binary": binary, "scalar": scalar, "compare": compare, "where": where, "unary": unary,
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
-    "creation": creation, "cond": cond, "while": while_,
+    "creation": creation, "cond": cond, "while": while_, "gather": gather,
 }  # fmt: skip

@@ -33,7 +33,7 @@ PAYLOADS = ("normal", "special", "subnormal", "integral")
 # them they reach every op of vkml.ops.registry.OPS (tests/py/fuzz/test_fuzz_slice.py checks).
 KINDS = (
     "binary", "scalar", "compare", "where", "unary", "bounded", "cast", "bitcast", "bitwise",
-    "view", "concat", "matmul", "reduce", "softmax", "creation", "cond", "while",
+    "view", "concat", "matmul", "reduce", "softmax", "creation", "cond", "while", "gather",
 )  # fmt: skip
 
 

@@ -248,3 +248,23 @@ def test_a_broadcast_whose_tiles_end_at_a_minimum_runs(name: str) -> None:
     ends each workgroup's rows at ``arith.minui``, which the loop budget could not bound."""
     ref, _ = oracles([CLAMPED_BROADCAST])
     assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0", "reference"])
+@pytest.mark.parametrize(("shape", "axis"), [((1, 0), 0), ((1, 0), 1), ((0, 3), 1), ((0,), 0)])
+def test_gathers_of_an_empty_tensor_give_an_empty_result(
+    name: str, shape: tuple[int, ...], axis: int
+) -> None:
+    """``sort`` and ``take_along_axis`` of a tensor with a zero extent emitted a
+    ``stablehlo.gather`` with slices of 1 along an empty axis, which IREE refuses to parse
+    (a CompileError on every device). Found by the fuzz campaign's first sitting with the
+    gathers: ``gather`` on a float64 (1, 0)."""
+    device = vkml.device(name)
+    x = vkml.tensor(
+        np.zeros(shape, np.float64 if name != "vulkan:0" else np.float32), device=device
+    )
+    idx = vkml.zeros(shape, dtype=vkml.int32, device=device)
+    got = [vkml.sort(x, axis=axis), vkml.take_along_axis(x, idx, axis=axis)]
+    vkml.realize(*got)
+    for t in got:
+        assert t.numpy().shape == shape
