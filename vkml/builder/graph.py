@@ -13,7 +13,7 @@ ahead-of-time module that runs without Python (``vkml.aot``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 
 from vkml.aot.artifact import Artifact
 from vkml.builder import recorder
+from vkml.builder.buffers import feeds, outputs_of
 from vkml.builder.source import rewritten
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
@@ -42,10 +43,12 @@ class Graph:
         captured: Captured,
         arrays: dict[str, Tensor],
         recorded: tuple[Callable[..., Any], int | None] | None = None,
+        buffer: str | Sequence[str] = (),
     ) -> None:
         self.name = name
         self._captured = captured
         self._arrays = arrays
+        self._feeds = feeds(captured, buffer)  # (buffer parameter, output that feeds it)
         self._launches = 0
         self._result: Any = None
         # record=True: the rewritten function and its turns_per_sync, recorded again by
@@ -85,7 +88,8 @@ class Graph:
 
     # -- launching -----------------------------------------------------------------------------
     def __call__(self, n: int = 1) -> Any:
-        """Launch the graph ``n`` times (one invocation each); the last launch's result."""
+        """Launch the graph ``n`` times (one invocation each); the last launch's result.
+        Each launch leaves the new values of the buffers (``buffer=``) for the next."""
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"{self.name}: launch count must be a positive int, got {n!r}")
         captured = self._captured
@@ -96,6 +100,11 @@ class Graph:
         for _ in range(n):
             result = captured(*inputs)
             self._launches += 1
+            if self._feeds:  # each buffer takes its new value, for the next launch
+                outs = outputs_of(result)
+                for name, k in self._feeds:
+                    self._arrays[name] = outs[k]
+                inputs = [self._arrays[name] for name, _ in captured.inputs]
         self._result = result
         return result
 
@@ -220,7 +229,9 @@ class Builder:
         self.recorded_fn = rewritten(fn)  # once: a second call does not parse again
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Graph:
+    def __call__(self, *args: Any, buffer: str | Sequence[str] = (), **kwargs: Any) -> Graph:
+        """Record the function on ``args`` (nothing runs). ``buffer`` names the parameters
+        whose arrays the graph keeps across launches (``vkml.builder.buffers``)."""
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
@@ -228,4 +239,4 @@ class Builder:
             captured = capture(self.recorded_fn, *arrays)
         names = [name for name, _ in captured.inputs]
         kept = (self.recorded_fn, self.turns_per_sync) if self.record else None
-        return Graph(self.fn.__name__, captured, dict(zip(names, arrays)), kept)
+        return Graph(self.fn.__name__, captured, dict(zip(names, arrays)), kept, buffer)
