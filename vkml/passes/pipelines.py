@@ -14,15 +14,18 @@ from __future__ import annotations
 # IREE's llvm-cpu codegen ran a native integer reduce of a folded constant once instead of
 # once per element (a wrong sum; see the pass), and lavapipe caps the loop a native one is.
 # The scalar cut is not about numbers: it keeps IREE's scalar dispatches under its 32 bindings.
+# The last passes see what every other pass emitted: the boolean bound (compile time: IREE
+# copies boolean producers into each reader) and the NaN verifier.
+LAST: tuple[str, ...] = ("vkml-bound-bool-fusion", "vkml-verify-nan-semantics")
 PIPELINE: tuple[str, ...] = (
     "vkml-pairwise-reductions",
     "vkml-pairwise-integer-reductions",
     "vkml-soft-f16",
     "vkml-bound-scalar-dispatches",
-    "vkml-verify-nan-semantics",
+    *LAST,
 )
 
-# Passes that only Vulkan targets run, after the pipeline's first two and before the verifier:
+# Passes that only Vulkan targets run, after the pipeline's first four and before ``LAST``:
 # Vulkan drivers' shader compilers treat floats more loosely than IREE's llvm-cpu (see each
 # pass's docstring for what was measured). Division first: its integer recipe has no NaN
 # for the NaN pass to guard. The matmul operands last: they see every op the others emitted.
@@ -43,4 +46,4 @@ def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:
     first = LOOP_CAP_PASSES if loop_cap is not None else ()
     if backend != "vulkan-spirv" or not VULKAN_PASSES:
         return (*first, *PIPELINE)
-    return (*first, *PIPELINE[:-1], *VULKAN_PASSES, PIPELINE[-1])
+    return (*first, *PIPELINE[: -len(LAST)], *VULKAN_PASSES, *LAST)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from vkml.passes import (
+    bound_bool_fusion,
     bound_scalar_dispatches,
     exact_divide,
     isolate_widened_operands,
@@ -31,6 +32,7 @@ PASSES: dict[str, ModuleType] = {
     pairwise_integer_reductions.ARGUMENT: pairwise_integer_reductions,
     isolate_widened_operands.ARGUMENT: isolate_widened_operands,
     bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
+    bound_bool_fusion.ARGUMENT: bound_bool_fusion,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name
