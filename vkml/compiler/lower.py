@@ -22,8 +22,8 @@ from vkml.ops.registry import OPS
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
 # elementwise chain: 58 s as one region, 12 s cut every 500 ops). Every SEGMENT_NODES nodes
-# the live values pass through an optimization barrier, which bounds the regions. Graphs
-# smaller than this are not affected.
+# the live values pass through a fusion fence (vkml.dialect.fences), which bounds the
+# regions at no run-time cost. Graphs smaller than this are not affected.
 SEGMENT_NODES = 500
 
 
@@ -87,7 +87,7 @@ def emit_schedule(
 
     The side tables (``values``, ``last_use``) are indexed by topological position; nothing
     is written onto the nodes. Every ``SEGMENT_NODES`` emitted nodes the live values pass
-    through an optimization barrier (compile time, above).
+    through a fusion fence (compile time, above).
     """
     position: dict[Node, int] = {}
     last_use = [0] * len(schedule)
@@ -115,12 +115,12 @@ def emit_schedule(
             live.discard(dead)
         emitted += 1
         if emitted % SEGMENT_NODES == 0 and len(schedule) - i > 1:
-            # constants need no barrier: they are cheap to rematerialise on either side
+            # constants need no fence: they are cheap to rematerialise on either side
             keep = [
                 j for j in sorted(live)
                 if isinstance(values[j], Value) and not b.is_constant(values[j])
             ]  # fmt: skip
-            for j, v in zip(keep, b.barrier([values[j] for j in keep])):
+            for j, v in zip(keep, b.fence([values[j] for j in keep])):
                 values[j] = v
     return values
 

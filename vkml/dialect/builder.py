@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+from vkml.dialect.fences import FUSION_FENCE
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
 from vkml.dtypes import DType, bool_, float32, int32, int64
@@ -115,16 +116,22 @@ class FunctionBuilder(StructuralOps):
 
     def barrier(self, values: Sequence[Value]) -> list[Value]:
         """Pass each of ``values`` through a ``stablehlo.optimization_barrier`` of its own:
-        IREE fuses nothing across one, so it bounds the size of the dispatches formed on
-        either side. (One barrier of several scalars, read out of order, IREE 3.13
-        miscompiled.)"""
-        out = []
-        for v in values:
-            name = f"%v{self._count}"
-            self._count += 1
-            self.lines.append(f"    {name} = stablehlo.optimization_barrier {v.name} : {v.type}")
-            out.append(Value(name, v.type))
-        return out
+        IREE materializes each in a buffer (and waits on the host there: ``fence`` stops
+        fusion alone, at no run-time cost). (One barrier of several scalars, read out of
+        order, IREE 3.13 miscompiled.)"""
+        return [self._through("stablehlo.optimization_barrier {0} : {1}", v) for v in values]
+
+    def fence(self, values: Sequence[Value]) -> list[Value]:
+        """Pass each of ``values`` through a fusion fence (``vkml.dialect.fences``): IREE
+        fuses nothing across one, so it bounds the dispatches formed on either side, and
+        both sides stay in one queue submission."""
+        return [self._through(FUSION_FENCE + " {0} : {1} -> {1}", v) for v in values]
+
+    def _through(self, op: str, v: Value) -> Value:
+        name = f"%v{self._count}"
+        self._count += 1
+        self.lines.append(f"    {name} = " + op.format(v.name, v.type))
+        return Value(name, v.type)
 
     @contextmanager
     def block(self, types: Sequence[TensorType]) -> Iterator[Block]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vkml.dialect.fences import FUSION_FENCE
 from vkml.dialect.ir import ir, parse_module
 from vkml.dialect.types import TensorType
 from vkml.dtypes import DType, to_dtype
@@ -29,6 +30,15 @@ def tensor_type_of(t: ir.Type) -> TensorType:
     """The vkml TensorType of a ranked tensor ``ir.Type``."""
     ranked = ir.RankedTensorType(t)
     return TensorType(tuple(ranked.shape), element_dtype(ranked.element_type))
+
+
+def fence_fusion(value: ir.Value, anchor: ir.Operation, after: bool = True) -> ir.Value:
+    """A new ``FUSION_FENCE`` of ``value``, inserted right after ``anchor`` (or right before
+    it); returns its result (the caller moves the uses it wants onto it)."""
+    point = ir.InsertionPoint.after(anchor) if after else ir.InsertionPoint(anchor)
+    with point, anchor.location:
+        fence = ir.Operation.create(FUSION_FENCE, results=[value.type], operands=[value])
+    return fence.result
 
 
 def find_ops(module: ir.Operation, predicate: Callable[[ir.Operation], bool]) -> list[ir.Operation]:

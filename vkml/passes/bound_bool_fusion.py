@@ -11,19 +11,22 @@ exponentially often: 144 chained ``vkml.cond`` of bools (433 ops) ran IREE's com
 Invariant: within a block, no boolean value read by more than one op (other than the
 terminator) has a fused cone of more than ``LIMIT`` boolean producers, counted with
 repetition (the op copies IREE's fusion would make of it in each reader). Where one would,
-its readers read it through a ``stablehlo.optimization_barrier``: IREE fuses nothing across
-one, so the value is computed once and stored, and each reader's cone starts there. What is
-returned reads the value itself. A round trip through ``i8`` instead of the barrier is seen
-through by IREE's canonicalizer, and a reshape or slice of the result then became a copy
-IREE 3.13 cannot compile ("write affecting operations on global resources are restricted to
-workgroup distributed contexts"). The values are unchanged; each barrier costs one more
-queue submission, in graphs that would otherwise take minutes to compile.
+its readers read it through a fusion fence (``vkml.dialect.fences``, IREE's
+``compute_barrier``): the value is computed once and stored, and each reader's cone starts
+there. What is returned reads the value itself. The values are unchanged and the fences
+cost nothing at run time: the 40-step chain of the tests compiles to one queue submission
+with them, to 20 (each a host wait) with ``stablehlo.optimization_barrier`` in their place.
+A round trip through ``i8`` instead was seen through by IREE's canonicalizer, and a
+reshape or slice of the result then became a copy IREE 3.13 cannot compile ("write
+affecting operations on global resources are restricted to workgroup distributed
+contexts").
 """
 
 from __future__ import annotations
 
+from vkml.dialect.fences import FUSION_STOPS
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import find_ops
+from vkml.dialect.rewrite import fence_fusion, find_ops
 
 ARGUMENT = "vkml-bound-bool-fusion"
 DESCRIPTION = "store a boolean where IREE would copy a large fused cone into each reader"
@@ -43,7 +46,7 @@ def _is_bool(value: ir.Value) -> bool:
 
 _TERMINATORS = ("func.return", "stablehlo.return")
 # Ops IREE fuses into nothing: their boolean results start a cone (of 0).
-_UNFUSED = ("stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.if", "stablehlo.case")
+_UNFUSED = FUSION_STOPS | {"stablehlo.while", "stablehlo.if", "stablehlo.case"}
 
 
 def _readers(value: ir.Value) -> list[ir.Operation]:
@@ -53,12 +56,9 @@ def _readers(value: ir.Value) -> list[ir.Operation]:
 
 def _store(op: ir.Operation, value: ir.Value) -> ir.Value:
     """Route the readers of ``value`` (not a terminator: a returned value stays as it is)
-    through a barrier; returns the value they read."""
+    through a fusion fence; returns the value they read."""
     readers = _readers(value)
-    with ir.InsertionPoint.after(op), op.location:
-        kept = ir.Operation.create(
-            "stablehlo.optimization_barrier", results=[value.type], operands=[value]
-        ).result
+    kept = fence_fusion(value, op)
     for reader in readers:
         for i, operand in enumerate(reader.operands):
             if operand == value:

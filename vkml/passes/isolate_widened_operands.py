@@ -12,15 +12,18 @@ IREE its 16-bit operands, which the matmul widens as it reads them.
 
 Invariant: no ``stablehlo.dot_general`` operand is computed, through ops IREE fuses, from a
 non-constant, non-scalar value of a narrower element type; where one was, it passes through a
-``stablehlo.optimization_barrier`` (IREE fuses nothing across one), so the widening runs in a
-dispatch of its own and the matmul reads the result from memory. The barrier ends one queue
-submission and starts another (one more queue operation per such operand).
+fusion fence (``vkml.dialect.fences``: IREE's dispatch formation fuses and
+clones nothing across it), so the widening runs in a dispatch of its own and the matmul reads
+the result from memory. The fence costs no queue operation: until 2026-12-05 this pass used
+``stablehlo.optimization_barrier``, which IREE 3.13 turns into a host wait between two
+submissions (~1 ms on an H200).
 """
 
 from __future__ import annotations
 
+from vkml.dialect.fences import FUSION_STOPS
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import find_ops
+from vkml.dialect.rewrite import fence_fusion, find_ops
 
 ARGUMENT = "vkml-isolate-widened-operands"
 DESCRIPTION = "give each matmul operand widened from narrower data its own dispatch (Vulkan)"
@@ -28,10 +31,9 @@ DESCRIPTION = "give each matmul operand widened from narrower data its own dispa
 # Ops that start a dispatch of their own (or carry values between them): the walk back from
 # an operand stops there. Everything else (elementwise ops, converts, broadcasts, reshapes,
 # transposes, slices) IREE may fuse into the operand's producer.
-_ROOTS = frozenset(
-    "stablehlo." + name
-    for name in ("dot_general", "reduce", "while", "if", "case", "optimization_barrier", "sort")
-)
+_ROOTS = FUSION_STOPS | {
+    "stablehlo." + name for name in ("dot_general", "reduce", "while", "if", "case", "sort")
+}
 
 
 def _bits(t: ir.Type) -> int:
@@ -71,8 +73,4 @@ def run(module: ir.Operation) -> None:
             narrowest = _narrowest_input(operand)
             if narrowest is None or narrowest >= _bits(operand.type):
                 continue
-            with ir.InsertionPoint(dot), dot.location:
-                barrier = ir.Operation.create(
-                    "stablehlo.optimization_barrier", results=[operand.type], operands=[operand]
-                )
-            dot.operands[i] = barrier.results[0]
+            dot.operands[i] = fence_fusion(operand, dot, after=False)

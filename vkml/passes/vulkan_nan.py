@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.fences import FUSION_STOPS
 from vkml.dialect.ir import ir
 from vkml.dialect.nan_bits import (
     is_below,
@@ -130,7 +131,9 @@ _INTEGER = ("and", "or", "xor", "not", "shift_left", "shift_right_logical",
             "shift_right_arithmetic", "count_leading_zeros")  # fmt: skip
 _PROPAGATE = ("abs", "add", "subtract", "multiply", "divide", "negate", "convert", "dot_general",
               "reduce")  # fmt: skip
-NAN_TRANSPARENT = frozenset("stablehlo." + name for name in (*_MOVE_BITS, *_INTEGER, *_PROPAGATE))
+NAN_TRANSPARENT = FUSION_STOPS | frozenset(
+    "stablehlo." + name for name in (*_MOVE_BITS, *_INTEGER, *_PROPAGATE)
+)
 # self-compares that are a NaN test: direction -> whether it is true for NaN
 _SELF_TESTS = {"NE": True, "EQ": False, "GE": False, "LE": False}
 

@@ -2,7 +2,7 @@
 
 // v[k+1] = v[k] & ~v[k]: each boolean is read twice, so the cone IREE would copy into a
 // reader doubles each step (1 + c + (c + 1) producers). v5's is 62 > 32: its two readers read
-// it through a barrier, where v6's cone starts again; the function still returns v6 itself.
+// it through a fusion fence (IREE's compute barrier), where v6's cone starts again.
 // CHECK-LABEL: func.func @doubling_chain
 func.func @doubling_chain(%v0: tensor<4xi1>) -> tensor<4xi1> {
   %n1 = stablehlo.not %v0 : tensor<4xi1>
@@ -29,7 +29,7 @@ func.func @doubling_chain(%v0: tensor<4xi1>) -> tensor<4xi1> {
 // CHECK-NEXT: %[[V4:.*]] = stablehlo.and %[[V3]], %[[N4]]
 // CHECK-NEXT: %[[N5:.*]] = stablehlo.not %[[V4]]
 // CHECK-NEXT: %[[V5:.*]] = stablehlo.and %[[V4]], %[[N5]]
-// CHECK-NEXT: %[[KEPT:.*]] = stablehlo.optimization_barrier %[[V5]] : tensor<4xi1>
+// CHECK-NEXT: %[[KEPT:.*]] = iree_tensor_ext.compute_barrier.end %[[V5]] : tensor<4xi1> -> tensor<4xi1>
 // CHECK-NEXT: %[[N6:.*]] = stablehlo.not %[[KEPT]]
 // CHECK-NEXT: %[[V6:.*]] = stablehlo.and %[[KEPT]], %[[N6]]
 // CHECK-NEXT: return %[[V6]]
@@ -48,7 +48,7 @@ func.func @single_readers(%v0: tensor<4xi1>, %w: tensor<4xi1>) -> tensor<4xi1> {
   %v3 = stablehlo.and %n3, %w : tensor<4xi1>
   return %v3 : tensor<4xi1>
 }
-// CHECK-NOT: stablehlo.optimization_barrier
+// CHECK-NOT: compute_barrier
 // CHECK: return
 
 // -----
@@ -62,7 +62,7 @@ func.func @mask_of_floats(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32
   %b = stablehlo.select %m, %y, %x : tensor<4xi1>, tensor<4xf32>
   return %a, %b : tensor<4xf32>, tensor<4xf32>
 }
-// CHECK-NOT: stablehlo.optimization_barrier
+// CHECK-NOT: compute_barrier
 // CHECK: return
 
 // -----

@@ -8,7 +8,8 @@ import pytest
 from numerics import assert_bit_exact
 
 import vkml
-from vkml.dialect.ir import ir, parse_module
+from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.ir import compile_stablehlo, ir, parse_module
 from vkml.passes import bound_bool_fusion
 from vkml.passes.pipeline import run_passes
 
@@ -39,7 +40,7 @@ def _largest_shared_cone(text: str) -> int:
             results = list(op.results)
             if not results or not str(results[0].type).endswith("i1>"):
                 continue
-            if op.name == "stablehlo.optimization_barrier":  # IREE fuses nothing across it
+            if op.name in FUSION_STOPS:  # IREE fuses nothing across these
                 continue
             size = 1 + sum(cone.get(v, 0) for v in op.operands)
             cone[results[0]] = size
@@ -53,6 +54,17 @@ def test_a_chain_of_conditions_on_booleans_has_bounded_cones() -> None:
     text = vkml.emit_mlir(*_cond_chain(30, vkml.cpu))
     assert _largest_shared_cone(text) > 10**6  # about 3^n copies without the pass
     assert _largest_shared_cone(run_passes(text, PASS)) <= bound_bool_fusion.LIMIT
+
+
+def test_the_fences_keep_the_graph_in_one_queue_submission() -> None:
+    """IREE's stream IR of the chain after every vkml pass: one execution region and one host
+    wait (the result's). A ``stablehlo.optimization_barrier`` in each fence's place gives
+    20 of each here, every one a host round trip on a GPU (~1 ms on an H200)."""
+    text = vkml.emit_mlir(*_cond_chain(40, vkml.cpu), passes=True)
+    assert text.count("compute_barrier.end") >= 10
+    stream = compile_stablehlo(text, "llvm-cpu", ["--compile-to=stream"], timeout=300).decode()
+    assert stream.count("stream.cmd.execute") == 1
+    assert stream.count("stream.timepoint.await") == 1
 
 
 def test_small_cones_are_left_as_they_are() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 import vkml
 from vkml.compiler.target import CPU_TARGET
+from vkml.dialect.fences import FUSION_FENCE
 from vkml.dialect.ir import compile_stablehlo
 from vkml.errors import InvocationError
 from vkml.passes import bound_scalar_dispatches
@@ -30,10 +31,10 @@ def _chain(n: int, shape: tuple[int, ...] = ()) -> list[vkml.Tensor]:
 
 
 def _barriers(text: str) -> int:
-    """The cuts in ``text``: runs of barrier lines (one barrier per value crossing)."""
+    """The cuts in ``text``: runs of fence lines (one fence per value crossing)."""
     runs, before = 0, False
     for line in text.splitlines():
-        barrier = "stablehlo.optimization_barrier" in line
+        barrier = FUSION_FENCE in line
         runs += barrier and not before
         before = barrier
     return runs
@@ -73,7 +74,7 @@ def test_a_chain_reading_across_cuts_is_never_a_wrong_answer(device: str) -> Non
 
 def test_every_barrier_holds_one_value() -> None:
     text = run_passes(vkml.emit_mlir(*_chain(3 * GROUP)), PASS)
-    lines = [line for line in text.splitlines() if "optimization_barrier" in line]
+    lines = [line for line in text.splitlines() if FUSION_FENCE in line]
     assert lines and all(":" not in line.split("=")[0] for line in lines)
     assert not _barriers(run_passes(vkml.emit_mlir(*_reaching_back(3 * GROUP, "cpu")), PASS))
 
