@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fences import FUSION_FENCE, SIGNLESS
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
 from vkml.dtypes import DType, bool_, float32, int32, int64
@@ -124,8 +124,18 @@ class FunctionBuilder(StructuralOps):
     def fence(self, values: Sequence[Value]) -> list[Value]:
         """Pass each of ``values`` through a fusion fence (``vkml.dialect.fences``): IREE
         fuses nothing across one, so it bounds the dispatches formed on either side, and
-        both sides stay in one queue submission."""
-        return [self._through(FUSION_FENCE + " {0} : {1} -> {1}", v) for v in values]
+        both sides stay in one queue submission. An unsigned value crosses as its signless
+        bits (IREE 3.13 cannot legalize a fence of ``ui32``)."""
+        out = []
+        for v in values:
+            signless = SIGNLESS.get(v.dtype)
+            if signless is None:
+                out.append(self._through(FUSION_FENCE + " {0} : {1} -> {1}", v))
+                continue
+            bits = self.bitcast(v, signless)
+            fenced = self._through(FUSION_FENCE + " {0} : {1} -> {1}", bits)
+            out.append(self.bitcast(fenced, v.dtype))
+        return out
 
     def _through(self, op: str, v: Value) -> Value:
         name = f"%v{self._count}"

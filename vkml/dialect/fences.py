@@ -18,7 +18,13 @@ values of a device loop, ``FunctionBuilder.barrier``).
 
 from __future__ import annotations
 
+from vkml.dtypes import DType, int32, uint32
+
 FUSION_FENCE = "iree_tensor_ext.compute_barrier.end"
+
+# IREE 3.13 cannot legalize a fence of an unsigned type ("failed to legalize operation
+# 'iree_tensor_ext.compute_barrier.end'"): such a value crosses as its signless bits.
+SIGNLESS: dict[DType, DType] = {uint32: int32}
 
 # Ops across which IREE's dispatch formation fuses nothing.
 FUSION_STOPS = frozenset({

@@ -34,11 +34,24 @@ def tensor_type_of(t: ir.Type) -> TensorType:
 
 def fence_fusion(value: ir.Value, anchor: ir.Operation, after: bool = True) -> ir.Value:
     """A new ``FUSION_FENCE`` of ``value``, inserted right after ``anchor`` (or right before
-    it); returns its result (the caller moves the uses it wants onto it)."""
+    it); returns the value past it (the caller moves the uses it wants onto it). An unsigned
+    value crosses as its signless bits (``vkml.dialect.fences.SIGNLESS``)."""
     point = ir.InsertionPoint.after(anchor) if after else ir.InsertionPoint(anchor)
     with point, anchor.location:
-        fence = ir.Operation.create(FUSION_FENCE, results=[value.type], operands=[value])
-    return fence.result
+        ranked = ir.RankedTensorType(value.type)
+        element = str(ranked.element_type)  # "ui32": unsigned
+        unsigned = element.startswith("ui")
+        crossing = value
+        if unsigned:
+            signless = ir.IntegerType.get_signless(int(element[2:]))
+            bits_type = ir.RankedTensorType.get(ranked.shape, signless)
+            crossing = _op("stablehlo.bitcast_convert", value, bits_type)
+        fenced = _op(FUSION_FENCE, crossing, crossing.type)
+        return _op("stablehlo.bitcast_convert", fenced, value.type) if unsigned else fenced
+
+
+def _op(name: str, operand: ir.Value, result: ir.Type) -> ir.Value:
+    return ir.Operation.create(name, results=[result], operands=[operand]).result
 
 
 def find_ops(module: ir.Operation, predicate: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
