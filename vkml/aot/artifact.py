@@ -13,6 +13,7 @@ multiply-add (ADR 0007) is a mutable global holding 0 instead of an argument
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -252,9 +253,11 @@ class Artifact:
     @property
     def vmfb(self) -> bytes:
         """The compiled module: vkml's passes for the device's target, then IREE (on first
-        use; needs iree-base-compiler)."""
+        use; needs iree-base-compiler). Its functions are synchronous, whatever realize uses
+        on the device (``Target.queued``): IREE's tools and C callers call them plainly."""
         if self._vmfb is None:
-            self._vmfb = compile_module(self.mlir(), self.destination.target)
+            target = dataclasses.replace(self.destination.target, queued=False)
+            self._vmfb = compile_module(self.mlir(), target)
         return self._vmfb
 
     def save(self, path: str | Path) -> list[Path]:

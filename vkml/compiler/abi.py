@@ -8,6 +8,9 @@ from the text afterwards. A module vkml compiles takes, in this order:
    (``iree.abi.output``; Vulkan, so a result is read back by mapping, not copying);
 3. with ``fence``, a last ``tensor<i32>`` holding 0: the operand that keeps a driver from
    folding float arithmetic (``FunctionBuilder._unfusable``, ADR 0009);
+4. with ``queued``, a wait fence and a signal fence (IREE's "coarse-fences" model, compiled
+   for a ``Target.queued``): the call returns once its work is queued, and the signal fence
+   is reached when it is done (ADR 0015: a synchronous call cost ~0.5 ms more on an H100);
 
 and returns one tensor per output. The cache stores the manifest (``to_json``) inside each
 entry beside the ``.vmfb`` bytes, so a module is never called with a convention other than
@@ -24,7 +27,7 @@ from vkml.dtypes import DType, to_dtype
 from vkml.errors import DTypeError
 
 # Bumped whenever the manifest's fields change meaning; a reader refuses other versions.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +50,12 @@ class Abi:
     outputs: tuple[TensorSpec, ...]
     output_args: bool = False
     fence: bool = False
+    queued: bool = False
 
     @property
     def argument_count(self) -> int:
-        """How many arguments the function takes, buffers and fence included."""
+        """How many buffer arguments the function takes, the multiply fence included (the
+        queue fences of ``queued`` are not buffers)."""
         return len(self.inputs) + (len(self.outputs) if self.output_args else 0) + int(self.fence)
 
     def to_json(self) -> str:
@@ -63,6 +68,7 @@ class Abi:
                 "outputs": [s.as_json() for s in self.outputs],
                 "output_args": self.output_args,
                 "fence": self.fence,
+                "queued": self.queued,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -94,6 +100,7 @@ class Abi:
                 outputs=tuple(_spec(s) for s in _field(data, "outputs", list)),
                 output_args=_field(data, "output_args", bool),
                 fence=_field(data, "fence", bool),
+                queued=_field(data, "queued", bool),
             )
         except (TypeError, KeyError, DTypeError) as exc:
             raise ValueError(f"ABI manifest has a malformed tensor: {exc}") from exc

@@ -83,7 +83,7 @@ def _iree(text: str, target: Target, extra_flags: list[str]) -> bytes:
         "smaller"
     )
     try:
-        return compile_stablehlo(text, target.backend, [*target.flags, *extra_flags], timeout)
+        return compile_stablehlo(text, target.backend, [*target.iree_flags, *extra_flags], timeout)
     except subprocess.TimeoutExpired as exc:
         raise CompileError(
             f"IREE's compiler ran for more than {timeout:g} s on {size} for {target.name} and "

@@ -86,7 +86,7 @@ def host_cpu() -> str:
 def cache_key(text: str, target: Target) -> str:
     h = hashlib.sha256()
     host = host_cpu() if any(f.endswith("=host") for f in target.flags) else ""
-    parts = (text, target.name, target.backend, *target.flags, f"loop-cap={target.loop_cap}",
+    parts = (text, target.name, target.backend, *target.iree_flags, f"loop-cap={target.loop_cap}",
              iree_version(), vkml_version(), pipeline_fingerprint(), host)  # fmt: skip
     for part in parts:
         h.update(part.encode())

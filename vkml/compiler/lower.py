@@ -41,9 +41,10 @@ def lower_to_mlir(
     name: str = "main",
     output_args: bool = False,
     fence_float_ops: bool = False,
+    queued: bool = False,
 ) -> str:
     """The MLIR text of ``lower``."""
-    return lower(schedule, roots, name, output_args, fence_float_ops).text
+    return lower(schedule, roots, name, output_args, fence_float_ops, queued).text
 
 
 def lower(
@@ -52,12 +53,15 @@ def lower(
     name: str = "main",
     output_args: bool = False,
     fence_float_ops: bool = False,
+    queued: bool = False,
 ) -> Lowered:
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves, with its
     calling convention (``Abi``: leaves in, roots out).
 
     With ``output_args`` the caller passes one more buffer per root, after the leaves, and
     the function writes each result into it. With ``fence_float_ops`` the driver is kept from folding float ops (Vulkan, ADR 0009).
+    ``queued`` says the module is compiled for a ``Target.queued`` (``Abi.queued``: the call
+    takes a wait and a signal fence last; Vulkan, ADR 0015); the text is the same.
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     values = emit_schedule(b, schedule, roots, lambda n: b.arg(TensorType(n.shape, n.dtype)))
@@ -72,6 +76,7 @@ def lower(
         outputs=tuple(TensorSpec(r.dtype, r.shape) for r in roots),
         output_args=output_args,
         fence=b.uses_fence,
+        queued=queued,
     )
     return Lowered(b.module_text(), abi)
 

@@ -27,7 +27,7 @@ def push_constant_bytes(text: str, target: Target) -> dict[str, int]:
     with tempfile.TemporaryDirectory(prefix="vkml-executables-") as tmp:
         dump = f"--iree-hal-dump-executable-sources-to={tmp}"
         compile_stablehlo(
-            run_passes(text), target.backend, [*target.flags, dump], compile_timeout()
+            run_passes(text), target.backend, [*target.iree_flags, dump], compile_timeout()
         )
         sizes: dict[str, int] = {}
         for source in sorted(Path(tmp).glob("*.mlir")):

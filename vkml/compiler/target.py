@@ -16,6 +16,10 @@ class Target:
     ``loop_cap`` is the most loop iterations one shader invocation may run on the device's
     driver (lavapipe's 65,535), or ``None``: a capped target splits long contractions and has
     every dispatch's loop budget checked at compile time (``vkml.compiler.loop_budget``).
+
+    ``queued``: realize's modules use IREE's async-external execution model (the function
+    takes a wait and a signal fence, ``Abi.queued``). On Vulkan a synchronous call creates a
+    timeline semaphore per call, ~0.5 ms on an H100 (ADR 0015).
     """
 
     name: str
@@ -23,6 +27,12 @@ class Target:
     driver: str
     flags: tuple[str, ...]
     loop_cap: int | None = None
+    queued: bool = False
+
+    @property
+    def iree_flags(self) -> tuple[str, ...]:
+        """Every flag ``iree-compile`` gets for this target: ``flags`` and the execution model."""
+        return (*self.flags, *(("--iree-execution-model=async-external",) if self.queued else ()))
 
 
 # IREE 3.13's Vulkan target names (an unknown name crashes the compiler, so vkml checks).
@@ -90,6 +100,7 @@ def vulkan_target(
             *NO_CONST_EXPR_HOISTING,
         ),
         loop_cap=loop_cap,
+        queued=True,
     )
 
 

@@ -22,7 +22,7 @@ from vkml.devices.device import Call, Device
 from vkml.dtypes import DType, int32
 from vkml.graph.node import Node
 from vkml.graph.walk import structure
-from vkml.runtime import Executable, bump, download, session, upload
+from vkml.runtime import Executable, bump, download, existing_session, session, upload
 
 log = logging.getLogger("vkml")
 
@@ -79,7 +79,7 @@ class IreeDevice(Device):
             abi = lowered.abi
             trailing = [self._fence()] if abi.fence else []
             executable = Executable(
-                self._session_for(schedule), vmfb, abi.function, len(abi.outputs)
+                self._session_for(schedule), vmfb, abi.function, len(abi.outputs), abi.queued
             )
             entry = (executable, trailing)
             with self._lock:
@@ -121,10 +121,13 @@ class IreeDevice(Device):
             self._executables.clear()
 
     def release(self) -> None:
-        """Drop what the device holds of IREE's (executables, the fence buffer); both are
-        made again on the next use."""
+        """Drop what the device holds of IREE's (executables, the fence buffer, idle queue
+        semaphores); all are made again on the next use."""
         self.clear_executables()
         self._fence_buffer = None
+        made = existing_session(self.target.driver)
+        if made is not None:
+            made.semaphores.release()
 
 
 # Every IREE device made in this process. Their IREE objects are released when the process

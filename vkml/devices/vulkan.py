@@ -86,7 +86,13 @@ class VulkanDevice(IreeDevice):
         return download_staged(self.session, storage, dtype, True, self.name, self.report.name)
 
     def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
-        return lower(schedule, roots, output_args=True, fence_float_ops=self.fences_float_ops)
+        return lower(
+            schedule,
+            roots,
+            output_args=True,
+            fence_float_ops=self.fences_float_ops,
+            queued=self.target.queued,
+        )
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],

@@ -14,7 +14,7 @@ from vkml.runtime.buffers import (
     upload_mappable,
 )
 from vkml.runtime.executable import Executable
-from vkml.runtime.hal import HalSession, session
+from vkml.runtime.hal import HalSession, existing_session, session
 from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "bump",
     "download",
     "download_staged",
+    "existing_session",
     "host_memory",
     "import_host",
     "reset_stats",

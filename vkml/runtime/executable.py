@@ -14,11 +14,18 @@ from vkml.runtime.stats import bump
 
 
 class Executable:
-    """A ``.vmfb`` loaded into its own VM context; ``invoke`` runs its entry function once."""
+    """A ``.vmfb`` loaded into its own VM context; ``invoke`` runs its entry function once.
 
-    __slots__ = ("context", "entry", "function", "num_results", "session")
+    ``queued``: the function takes a wait and a signal fence last (``Abi.queued``); ``invoke``
+    passes them and returns once the signal fence is reached, so either way the results are
+    computed when it returns.
+    """
 
-    def __init__(self, sess: HalSession, vmfb: bytes, entry: str, num_results: int) -> None:
+    __slots__ = ("context", "entry", "function", "num_results", "queued", "session")
+
+    def __init__(
+        self, sess: HalSession, vmfb: bytes, entry: str, num_results: int, queued: bool = False
+    ) -> None:
         module = rt.VmModule.copy_buffer(sess.instance, vmfb)
         self.session = sess
         try:
@@ -38,6 +45,7 @@ class Executable:
         self.function = function
         self.entry = entry
         self.num_results = num_results
+        self.queued = queued
 
     def invoke(
         self,
@@ -60,14 +68,29 @@ class Executable:
             DeviceFaultError: the device was lost or faulted (INTERNAL, UNAVAILABLE, ...).
             InvocationError: any other failure. ``invocations`` is counted only on success.
         """
-        arg_list = rt.VmVariantList(len(args))
+        arg_list = rt.VmVariantList(len(args) + 2 * self.queued)
         for view in args:
             arg_list.push_ref(view)
         outputs = rt.VmVariantList(self.num_results)
         try:
-            self.context.invoke(self.function, arg_list, outputs)
+            if self.queued:
+                self._queued_call(arg_list, outputs)
+            else:
+                self.context.invoke(self.function, arg_list, outputs)
         except (RuntimeError, ValueError) as exc:
             name = device or self.session.driver
             raise invocation_error(exc, name, physical, self.entry, results) from exc
         bump("invocations")
         return [outputs.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]
+
+    def _queued_call(self, arg_list: rt.VmVariantList, outputs: rt.VmVariantList) -> None:
+        """Queue the call, then wait until it is done (on a semaphore of the session's pool:
+        a failed call leaves its semaphore failed, so it is not given back)."""
+        pool = self.session.semaphores
+        semaphore, value = pool.take()
+        done = rt.HalFence.create_at(semaphore, value)
+        arg_list.push_ref(pool.nothing)
+        arg_list.push_ref(done)
+        self.context.invoke(self.function, arg_list, outputs)
+        done.wait()
+        pool.give(semaphore, value)

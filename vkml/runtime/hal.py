@@ -7,18 +7,22 @@ from dataclasses import dataclass
 
 import iree.runtime as rt
 
+from vkml.runtime.queue import SemaphorePool
+
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, HalSession] = {}
 
 
 @dataclass(frozen=True)
 class HalSession:
-    """A driver's VM instance, HAL device and HAL module: what every loaded module needs."""
+    """A driver's VM instance, HAL device and HAL module: what every loaded module needs;
+    and the semaphores its queued calls signal (``vkml.runtime.queue``)."""
 
     driver: str
     instance: rt.VmInstance
     device: rt.HalDevice
     hal_module: rt.VmModule
+    semaphores: SemaphorePool
 
     @property
     def allocator(self) -> rt.HalAllocator:
@@ -35,6 +39,12 @@ def session(driver: str) -> HalSession:
         if found is None:
             instance = rt.VmInstance()
             device = rt.get_device(driver)
-            found = HalSession(driver, instance, device, rt.create_hal_module(instance, device))
+            hal_module = rt.create_hal_module(instance, device)
+            found = HalSession(driver, instance, device, hal_module, SemaphorePool(device))
             _SESSIONS[driver] = found
     return found
+
+
+def existing_session(driver: str) -> HalSession | None:
+    """The driver's session if one was made, without making one."""
+    return _SESSIONS.get(driver)

@@ -47,8 +47,9 @@ def test_a_float_multiply_takes_the_fence_last_and_vulkan_takes_output_buffers()
     assert (on_cpu.output_args, on_cpu.fence, on_cpu.argument_count) == (False, True, 2)
 
 
-def test_manifest_round_trips_byte_for_byte() -> None:
-    abi = Abi("main", (TensorSpec(float32, (2, 0)),), (TensorSpec(int64, ()),), True, True)
+@pytest.mark.parametrize("queued", [False, True])
+def test_manifest_round_trips_byte_for_byte(queued: bool) -> None:
+    abi = Abi("main", (TensorSpec(float32, (2, 0)),), (TensorSpec(int64, ()),), True, True, queued)
     text = abi.to_json()
     assert Abi.from_json(text) == abi
     assert Abi.from_json(text).to_json() == text
