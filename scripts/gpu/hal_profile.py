@@ -83,12 +83,32 @@ ADD3_BARRIERS = """func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tens
   return %4 : tensor<4xf32>
 }
 """
+ADD5 = ADD3_BARRIERS.replace("stablehlo.optimization_barrier %0", "stablehlo.add %0, %b").replace(
+    "stablehlo.optimization_barrier %2", "stablehlo.add %2, %b"
+)
+# the same three adds, each result behind IREE's compute barrier (vkml.dialect.fences)
+ADD3_FENCES = ADD3_BARRIERS.replace(
+    "stablehlo.optimization_barrier %0 : tensor<4xf32>",
+    "iree_tensor_ext.compute_barrier.end %0 : tensor<4xf32> -> tensor<4xf32>",
+).replace(
+    "stablehlo.optimization_barrier %2 : tensor<4xf32>",
+    "iree_tensor_ext.compute_barrier.end %2 : tensor<4xf32> -> tensor<4xf32>",
+)
 SMALL = ("4xf32=1,2,3,4", "4xf32=1,1,1,1")
 MODULES = (
     Module("add", ADD, SMALL, note="IREE allocates the result"),
     Module("add-out", ADD_OUT, (*SMALL, "4xf32=0"), note="result storage passed in"),
     Module("add-async", ADD, SMALL, ("--iree-execution-model=async-external",), "fences"),
+    Module(
+        "add-out-async",
+        ADD_OUT,
+        (*SMALL, "4xf32=0"),
+        ("--iree-execution-model=async-external",),
+        "result passed in, fences",
+    ),
+    Module("add5", ADD5, SMALL, note="five dependent adds, one kernel"),
     Module("add3-barriers", ADD3_BARRIERS, SMALL, note="two optimization barriers"),
+    Module("add3-fences", ADD3_FENCES, SMALL, note="two fusion fences"),
     Module("chain8-16M", _chain(16 * 1024 * 1024), ("16777216xf32=1.5",), note="64 MiB in/out"),
 )
 

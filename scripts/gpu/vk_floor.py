@@ -40,6 +40,7 @@ import numpy as np
 import vk_raw as vk
 
 TIMEOUT_NS = 10 * 10**9  # a wait this long means a hung device, and VK_TIMEOUT raises
+NO_LIMIT = 2**64 - 1  # how IREE waits: the NVIDIA driver may block rather than spin then
 BIG_N = 1 << 20
 
 
@@ -167,9 +168,12 @@ class Gpu:
         b = vk.MemoryBarrier(srcAccess=access[0], dstAccess=access[1])
         self.vk.vkCmdPipelineBarrier(cmd, *stages, 0, 1, ctypes.byref(b), 0, None, 0, None)
 
-    def round_trip(self, cmd: int, timeline: bool = False) -> Callable[[], None]:
+    def round_trip(
+        self, cmd: int, timeline: bool = False, limit: int = TIMEOUT_NS
+    ) -> Callable[[], None]:
         """One round trip of cmd: submit it, then wait on a fence (and reset it) or, with
-        `timeline`, for the next value of a timeline semaphore (vkWaitSemaphores)."""
+        `timeline`, for the next value of a timeline semaphore (vkWaitSemaphores); each wait
+        limited to `limit` ns (NO_LIMIT: UINT64_MAX, as IREE's synchronous calls wait)."""
         submit = vk.SubmitInfo(cmds=1, pCmds=self.keep((ctypes.c_void_p * 1)(cmd)))
         v, queue, device, submit_p = self.vk, self.queue, self.device, ctypes.byref(submit)
         queue_submit = v.vkQueueSubmit
@@ -179,7 +183,7 @@ class Gpu:
 
             def fence_step() -> None:
                 queue_submit(queue, 1, submit_p, fence)
-                wait(device, 1, fences, 1, TIMEOUT_NS)
+                wait(device, 1, fences, 1, limit)
                 reset(device, 1, fences)
 
             return fence_step
@@ -194,7 +198,7 @@ class Gpu:
         def timeline_step() -> None:
             value.value += 1
             queue_submit(queue, 1, submit_p, None)
-            wait_value(device, until_p, TIMEOUT_NS)
+            wait_value(device, until_p, limit)
 
         return timeline_step
 
@@ -297,6 +301,8 @@ def small_cases(gpu: Gpu, kernel: AddKernel, reps: int, warmup: int) -> dict[str
         "one-dispatch": gpu.round_trip(one),
         "two-dispatch-barrier": gpu.round_trip(dispatches(2)),
         "one-dispatch-timeline": gpu.round_trip(one, timeline=True) if gpu.timeline else None,
+        "one-dispatch-no-limit": gpu.round_trip(one, limit=NO_LIMIT),
+        "timeline-no-limit": gpu.round_trip(one, True, NO_LIMIT) if gpu.timeline else None,
     }
     results: dict[str, Any] = {}
     for name, step in rounds.items():
