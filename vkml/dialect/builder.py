@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from vkml.dialect.fences import FUSION_FENCE, SIGNLESS
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
 from vkml.dtypes import DType, bool_, float32, int32, int64
@@ -113,35 +112,6 @@ class FunctionBuilder(StructuralOps):
     def is_constant(self, v: Value) -> bool:
         """Whether ``v`` is a splat constant this builder emitted."""
         return v.name in self._literal_of
-
-    def barrier(self, values: Sequence[Value]) -> list[Value]:
-        """Pass each of ``values`` through a ``stablehlo.optimization_barrier`` of its own:
-        IREE materializes each in a buffer (and waits on the host there: ``fence`` stops
-        fusion alone, at no run-time cost). (One barrier of several scalars, read out of
-        order, IREE 3.13 miscompiled.)"""
-        return [self._through("stablehlo.optimization_barrier {0} : {1}", v) for v in values]
-
-    def fence(self, values: Sequence[Value]) -> list[Value]:
-        """Pass each of ``values`` through a fusion fence (``vkml.dialect.fences``): IREE
-        fuses nothing across one, so it bounds the dispatches formed on either side, and
-        both sides stay in one queue submission. An unsigned value crosses as its signless
-        bits (IREE 3.13 cannot legalize a fence of ``ui32``)."""
-        out = []
-        for v in values:
-            signless = SIGNLESS.get(v.dtype)
-            if signless is None:
-                out.append(self._through(FUSION_FENCE + " {0} : {1} -> {1}", v))
-                continue
-            bits = self.bitcast(v, signless)
-            fenced = self._through(FUSION_FENCE + " {0} : {1} -> {1}", bits)
-            out.append(self.bitcast(fenced, v.dtype))
-        return out
-
-    def _through(self, op: str, v: Value) -> Value:
-        name = f"%v{self._count}"
-        self._count += 1
-        self.lines.append(f"    {name} = " + op.format(v.name, v.type))
-        return Value(name, v.type)
 
     @contextmanager
     def block(self, types: Sequence[TensorType]) -> Iterator[Block]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vkml.dialect.fences import FUSION_FENCE, SIGNLESS
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, bool_, int32, int64
 
@@ -19,6 +20,29 @@ class StructuralOps:
 
     def emit(self, text: str, result: TensorType) -> Value:
         raise NotImplementedError
+
+    def barrier(self, values: Sequence[Value]) -> list[Value]:
+        """Pass each of ``values`` through a ``stablehlo.optimization_barrier`` of its own:
+        IREE materializes each in a buffer (and waits on the host there: ``fence`` stops
+        fusion alone, at no run-time cost). (One barrier of several scalars, read out of
+        order, IREE 3.13 miscompiled.)"""
+        return [self.emit(f"stablehlo.optimization_barrier {v.name} : {v.type}", v.type)
+                for v in values]  # fmt: skip
+
+    def fence(self, values: Sequence[Value]) -> list[Value]:
+        """Pass each of ``values`` through a fusion fence (``vkml.dialect.fences``): IREE
+        fuses nothing across one, so it bounds the dispatches formed on either side, and
+        both sides stay in one queue submission. An unsigned value crosses as its signless
+        bits (IREE 3.13 cannot legalize a fence of ``ui32``)."""
+        out = []
+        for v in values:
+            signless = SIGNLESS.get(v.dtype)
+            bits = v if signless is None else self.bitcast(v, signless)
+            fenced = self.emit(
+                f"{FUSION_FENCE} {bits.name} : {bits.type} -> {bits.type}", bits.type
+            )
+            out.append(fenced if signless is None else self.bitcast(fenced, v.dtype))
+        return out
 
     def compare(self, direction: str, a: Value, b: Value) -> Value:
         out = a.type.with_dtype(bool_)
