@@ -18,14 +18,13 @@ and prints the median and minimum µs per call for each. Modules come from
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import iree.runtime as rt
 import numpy as np
+from bench import timed
 
 HERE = Path(".gpuprof")
 
@@ -44,17 +43,6 @@ def _load(instance: rt.VmInstance, device: rt.HalDevice, name: str) -> tuple:
     module = rt.VmModule.copy_buffer(instance, (HERE / name).read_bytes())
     context = rt.VmContext(instance, [rt.create_hal_module(instance, device), module])
     return context, module.lookup_function("main")
-
-
-def _timed(call: Callable[[], None], reps: int) -> tuple[float, float]:
-    for _ in range(max(20, reps // 10)):
-        call()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6, min(times) * 1e6
 
 
 def main(argv: list[str]) -> int:
@@ -104,8 +92,8 @@ def main(argv: list[str]) -> int:
     print(f"{args.driver}: µs per call of a 4-element add, result storage passed in")
     print(f"{'case':34} {'median':>8} {'min':>8}")
     for name, call in cases.items():
-        med, best = _timed(call, args.reps)
-        print(f"{name:34} {med:8.1f} {best:8.1f}", flush=True)
+        med, best = timed(call, args.reps, warmup=max(20, args.reps // 10))
+        print(f"{name:34} {med * 1e6:8.1f} {best * 1e6:8.1f}", flush=True)
     return 0
 
 
