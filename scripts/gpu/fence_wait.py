@@ -8,6 +8,9 @@ waits for its own work with ``vkWaitSemaphores`` and no time limit. This times t
 - ``async, wait``: compiled with ``--iree-execution-model=async-external`` (the call takes a
   wait and a signal fence and returns at once), then the signal fence waited on with no
   time limit, with a finite one, or polled (``wait(timeout=0)`` until it is reached);
+- three dependent adds split by fusion fences (three dispatches, two transient values),
+  queued, with IREE allocating the transients each call or with a buffer passed in for them
+  (``iree.abi.transients``, its size from the module's reflection);
 
 and prints the median and minimum µs per call for each. Modules come from
 ``hal_profile.py prepare`` (``.gpuprof/add-out.vmfb``, ``add-out-async.vmfb``).
@@ -45,6 +48,40 @@ def _load(instance: rt.VmInstance, device: rt.HalDevice, name: str) -> tuple:
     return context, module.lookup_function("main")
 
 
+def _queued(
+    instance: rt.VmInstance, device: rt.HalDevice, name: str, args: list[object]
+) -> Callable[[], rt.HalFence]:
+    """A launcher of the queued module ``name`` on ``args``: each call queues it once and
+    returns its signal fence (one semaphore, its next value each time)."""
+    context, function = _load(instance, device, name)
+    semaphore = device.create_semaphore(0)
+    count = [0]
+    nothing = rt.HalFence(1)  # nothing to wait for
+
+    def launch() -> rt.HalFence:
+        count[0] += 1
+        inputs = rt.VmVariantList(len(args) + 2)
+        for arg in (*args, nothing):
+            inputs.push_ref(arg)
+        done = rt.HalFence.create_at(semaphore, count[0])
+        inputs.push_ref(done)
+        context.invoke(function, inputs, rt.VmVariantList(1))
+        return done
+
+    return launch
+
+
+def _transient_storage(device: rt.HalDevice, name: str) -> rt.HalBuffer:
+    """A buffer of the size the module's reflection asks for its transients."""
+    module = rt.VmModule.copy_buffer(rt.VmInstance(), (HERE / name).read_bytes())
+    size = int(module.lookup_function("main").reflection["iree.abi.transients.size.constant"])
+    return device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT,
+        allocation_size=max(size, 4),
+    )
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
@@ -62,20 +99,10 @@ def main(argv: list[str]) -> int:
             inputs.push_ref(view)
         sync_ctx.invoke(sync_fn, inputs, rt.VmVariantList(1))
 
-    async_ctx, async_fn = _load(instance, device, "add-out-async.vmfb")
-    semaphore = device.create_semaphore(0)
-    count = [0]
-
-    def launch() -> rt.HalFence:
-        count[0] += 1
-        inputs = rt.VmVariantList(5)
-        for view in (a, b, out):
-            inputs.push_ref(view)
-        inputs.push_ref(rt.HalFence(1))  # nothing to wait for
-        done = rt.HalFence.create_at(semaphore, count[0])
-        inputs.push_ref(done)
-        async_ctx.invoke(async_fn, inputs, rt.VmVariantList(1))
-        return done
+    launch = _queued(instance, device, "add-out-async.vmfb", [a, b, out])
+    three = _queued(instance, device, "add3-out-async.vmfb", [a, b, out])
+    storage = _transient_storage(device, "add3-out-async-transients.vmfb")
+    three_stored = _queued(instance, device, "add3-out-async-transients.vmfb", [a, b, out, storage])
 
     def poll() -> None:
         done = launch()
@@ -88,12 +115,14 @@ def main(argv: list[str]) -> int:
         "async, wait with a 1 s limit": lambda: launch().wait(timeout=10**9),
         "async, wait with a 1 ms limit": lambda: launch().wait(timeout=10**6),
         "async, polled": poll,
+        "3 dispatches, async, transients allocated": lambda: three().wait(),
+        "3 dispatches, async, transients passed in": lambda: three_stored().wait(),
     }
     print(f"{args.driver}: µs per call of a 4-element add, result storage passed in")
-    print(f"{'case':34} {'median':>8} {'min':>8}")
+    print(f"{'case':44} {'median':>8} {'min':>8}")
     for name, call in cases.items():
         med, best = timed(call, args.reps, warmup=max(20, args.reps // 10))
-        print(f"{name:34} {med * 1e6:8.1f} {best * 1e6:8.1f}", flush=True)
+        print(f"{name:44} {med * 1e6:8.1f} {best * 1e6:8.1f}", flush=True)
     return 0
 
 

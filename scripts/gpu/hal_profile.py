@@ -112,6 +112,25 @@ MODULES = (
     Module("chain8-16M", _chain(16 * 1024 * 1024), ("16777216xf32=1.5",), note="64 MiB in/out"),
 )
 
+# Modules fence_wait.py calls itself (iree-benchmark-module cannot pass a !hal.buffer): three
+# dispatches split by fences, queued, result passed in; the second with IREE's transient
+# storage argument (iree.abi.transients): the caller's buffer instead of an alloca per call.
+_ADD3_OUT = ADD3_FENCES.replace(
+    "%b: tensor<4xf32>)", "%b: tensor<4xf32>, %out: tensor<4xf32> {iree.abi.output = 0 : index})"
+)
+CALL_MODULES = (
+    Module("add3-out-async", _ADD3_OUT, (), ("--iree-execution-model=async-external",)),
+    Module(
+        "add3-out-async-transients",
+        _ADD3_OUT.replace(
+            "{iree.abi.output = 0 : index})",
+            "{iree.abi.output = 0 : index}, %storage: !hal.buffer {iree.abi.transients})",
+        ),
+        (),
+        ("--iree-execution-model=async-external",),
+    ),
+)
+
 # Runtime variants: (label, iree-benchmark-module flags). Each is a documented IREE 3.13 flag
 # (iree-benchmark-module --help) that could change the cost of a queue operation.
 VARIANTS = (
@@ -141,13 +160,13 @@ def prepare(target: str) -> None:
     """Compile every module for the IREE Vulkan ``target`` into .gpuprof/."""
     compiler = _tool("iree-compile", "iree.compiler")
     HERE.mkdir(exist_ok=True)
-    for m in MODULES:
+    for m in (*MODULES, *CALL_MODULES):
         cmd = [
             compiler, "-", "--iree-input-type=stablehlo", "--iree-hal-target-backends=vulkan-spirv",
             f"--iree-vulkan-target={target}", *m.flags, "-o", str(HERE / f"{m.name}.vmfb"),
         ]  # fmt: skip
         subprocess.run(cmd, input=m.mlir, text=True, check=True)
-    print(f"wrote {len(MODULES)} modules for {target} to {HERE}/")
+    print(f"wrote {len(MODULES) + len(CALL_MODULES)} modules for {target} to {HERE}/")
 
 
 def _bench(m: Module, flags: tuple[str, ...], reps: int, extra: tuple[str, ...] = ()) -> str:
