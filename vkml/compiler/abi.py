@@ -8,7 +8,11 @@ from the text afterwards. A module vkml compiles takes, in this order:
    (``iree.abi.output``; Vulkan, so a result is read back by mapping, not copying);
 3. with ``fence``, a last ``tensor<i32>`` holding 0: the operand that keeps a driver from
    folding float arithmetic (``FunctionBuilder._unfusable``, ADR 0009);
-4. with ``queued``, a wait fence and a signal fence (IREE's "coarse-fences" model, compiled
+4. with ``transients``, a ``!hal.buffer`` for the values IREE keeps between dispatches
+   (``iree.abi.transients``; the module's reflection says how large,
+   ``iree.abi.transients.size.constant``): a queue allocation and a deallocation per call
+   less, ~0.3-0.5 ms each on an H100 (ADR 0015);
+5. with ``queued``, a wait fence and a signal fence (IREE's "coarse-fences" model, compiled
    for a ``Target.queued``): the call returns once its work is queued, and the signal fence
    is reached when it is done (ADR 0015: a synchronous call cost ~0.5 ms more on an H100);
 
@@ -27,7 +31,7 @@ from vkml.dtypes import DType, to_dtype
 from vkml.errors import DTypeError
 
 # Bumped whenever the manifest's fields change meaning; a reader refuses other versions.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +55,12 @@ class Abi:
     output_args: bool = False
     fence: bool = False
     queued: bool = False
+    transients: bool = False
 
     @property
     def argument_count(self) -> int:
-        """How many buffer arguments the function takes, the multiply fence included (the
-        queue fences of ``queued`` are not buffers)."""
+        """How many tensor arguments the function takes, the multiply fence included (the
+        transient storage and the queue fences are not tensors)."""
         return len(self.inputs) + (len(self.outputs) if self.output_args else 0) + int(self.fence)
 
     def to_json(self) -> str:
@@ -69,6 +74,7 @@ class Abi:
                 "output_args": self.output_args,
                 "fence": self.fence,
                 "queued": self.queued,
+                "transients": self.transients,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -101,6 +107,7 @@ class Abi:
                 output_args=_field(data, "output_args", bool),
                 fence=_field(data, "fence", bool),
                 queued=_field(data, "queued", bool),
+                transients=_field(data, "transients", bool),
             )
         except (TypeError, KeyError, DTypeError) as exc:
             raise ValueError(f"ABI manifest has a malformed tensor: {exc}") from exc

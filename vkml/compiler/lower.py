@@ -42,9 +42,10 @@ def lower_to_mlir(
     output_args: bool = False,
     fence_float_ops: bool = False,
     queued: bool = False,
+    transients: bool = False,
 ) -> str:
     """The MLIR text of ``lower``."""
-    return lower(schedule, roots, name, output_args, fence_float_ops, queued).text
+    return lower(schedule, roots, name, output_args, fence_float_ops, queued, transients).text
 
 
 def lower(
@@ -54,6 +55,7 @@ def lower(
     output_args: bool = False,
     fence_float_ops: bool = False,
     queued: bool = False,
+    transients: bool = False,
 ) -> Lowered:
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves, with its
     calling convention (``Abi``: leaves in, roots out).
@@ -61,9 +63,12 @@ def lower(
     With ``output_args`` the caller passes one more buffer per root, after the leaves, and
     the function writes each result into it. With ``fence_float_ops`` the driver is kept from folding float ops (Vulkan, ADR 0009).
     ``queued`` says the module is compiled for a ``Target.queued`` (``Abi.queued``: the call
-    takes a wait and a signal fence last; Vulkan, ADR 0015); the text is the same.
+    takes a wait and a signal fence last; Vulkan, ADR 0015); the text is the same. With
+    ``transients`` the function takes the caller's buffer for the values IREE keeps between
+    its dispatches last (``Abi.transients``), instead of allocating them each call.
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
+    b.transients = transients
     values = emit_schedule(b, schedule, roots, lambda n: b.arg(TensorType(n.shape, n.dtype)))
     position = {node: i for i, node in enumerate(schedule)}
     if output_args:  # after the leaves, one argument per root receives its result
@@ -77,6 +82,7 @@ def lower(
         output_args=output_args,
         fence=b.uses_fence,
         queued=queued,
+        transients=transients,
     )
     return Lowered(b.module_text(), abi)
 

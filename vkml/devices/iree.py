@@ -79,7 +79,12 @@ class IreeDevice(Device):
             abi = lowered.abi
             trailing = [self._fence()] if abi.fence else []
             executable = Executable(
-                self._session_for(schedule), vmfb, abi.function, len(abi.outputs), abi.queued
+                self._session_for(schedule),
+                vmfb,
+                abi.function,
+                len(abi.outputs),
+                queued=abi.queued,
+                transients=abi.transients,
             )
             entry = (executable, trailing)
             with self._lock:
@@ -118,6 +123,8 @@ class IreeDevice(Device):
 
     def clear_executables(self) -> None:
         with self._lock:
+            for executable, _ in self._executables.values():
+                executable.release()
             self._executables.clear()
 
     def release(self) -> None:

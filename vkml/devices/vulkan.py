@@ -92,6 +92,7 @@ class VulkanDevice(IreeDevice):
             output_args=True,
             fence_float_ops=self.fences_float_ops,
             queued=self.target.queued,
+            transients=True,
         )
 
     def _invoke(

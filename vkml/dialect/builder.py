@@ -60,6 +60,9 @@ class FunctionBuilder(StructuralOps):
     ) -> None:
         self.name = name
         self.fence_float_ops = fence_float_ops
+        # a last argument, the caller's buffer for the values IREE keeps between dispatches
+        # (``iree.abi.transients``; ``vkml.compiler.abi``)
+        self.transients = False
         # where the multiply fence comes from: the last argument, or (an exported module,
         # ``vkml.dialect.module``) the global FENCE_GLOBAL, loaded first in the body
         self.fence_global = fence_global
@@ -183,6 +186,8 @@ class FunctionBuilder(StructuralOps):
             lines = [load, *lines]
         elif self.uses_fence:
             params += f"{', ' if params else ''}{FENCE_ARG}: tensor<i32>"
+        if self.transients:
+            params += f"{', ' if params else ''}%transients: !hal.buffer {{iree.abi.transients}}"
         labels: list[str | None] = [*self._result_names] or [None] * len(self.results)
         rtypes = ", ".join(
             f"{r.type}" + ("" if n is None else f" {{iree.abi.name = {string_attr(n)}}}")

@@ -1,4 +1,4 @@
-"""Timeline semaphores for queued calls, reused: one per call in flight, never one per call.
+"""What a queued call borrows and gives back: a semaphore to signal, storage for transients.
 
 A module compiled with IREE's "coarse-fences" model (``Abi.queued``) takes a wait fence and a
 signal fence; the caller waits on the signal fence. A fence is a (semaphore, value) pair, and
@@ -7,23 +7,60 @@ creating a Vulkan timeline semaphore costs the NVIDIA driver two kernel calls of
 synchronous IREE call (a new semaphore per call) costs there. So each session keeps its
 semaphores and hands one to each call, with the next value on it; a semaphore serves one
 call at a time, since a timeline's values must be signalled in order.
+
+The same holds for the memory IREE keeps values in between a module's dispatches: allocated
+per call, each allocation and free is a queue operation of ~0.3-0.5 ms there. A module that
+takes that storage as an argument (``Abi.transients``) gets a buffer from its executable's
+pool, one per call in flight.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 import iree.runtime as rt
 
+T = TypeVar("T")
 
-class SemaphorePool:
-    """Idle semaphores of one HAL device, each with the last value signalled on it."""
 
-    def __init__(self, device: rt.HalDevice) -> None:
-        self._device = device
-        self._idle: list[tuple[rt.HalSemaphore, int]] = []
+class _Pool(Generic[T]):
+    """Idle items, each with a number the next borrower continues from."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._idle: list[tuple[T, int]] = []
         self._lock = threading.Lock()
         self.created = 0
+
+    def take(self) -> tuple[T, int]:
+        """An item no other call uses, and its number plus one (1 for a new item)."""
+        with self._lock:
+            if self._idle:
+                item, last = self._idle.pop()
+                return item, last + 1
+            self.created += 1
+        return self._make(), 1
+
+    def give(self, item: T, number: int) -> None:
+        """Return ``item`` once its call is done (a failed call keeps it: it may be in use)."""
+        with self._lock:
+            self._idle.append((item, number))
+
+    def release(self) -> None:
+        """Drop the idle items (made again when next needed): IREE objects must go before
+        the interpreter tears its modules down (``IreeDevice.release``)."""
+        with self._lock:
+            self._idle.clear()
+
+
+class SemaphorePool(_Pool[rt.HalSemaphore]):
+    """Idle timeline semaphores of one HAL device; an item's number is the last value
+    signalled on it, so ``take`` gives the value this call signals."""
+
+    def __init__(self, device: rt.HalDevice) -> None:
+        super().__init__(lambda: device.create_semaphore(0))
         self._nothing: rt.HalFence | None = None
 
     @property
@@ -33,23 +70,20 @@ class SemaphorePool:
             self._nothing = rt.HalFence(1)
         return self._nothing
 
-    def take(self) -> tuple[rt.HalSemaphore, int]:
-        """A semaphore no other call uses, and the value this call signals on it."""
-        with self._lock:
-            if self._idle:
-                semaphore, last = self._idle.pop()
-                return semaphore, last + 1
-            self.created += 1
-        return self._device.create_semaphore(0), 1
-
-    def give(self, semaphore: rt.HalSemaphore, value: int) -> None:
-        """Return ``semaphore`` once ``value`` was reached on it (its call is done)."""
-        with self._lock:
-            self._idle.append((semaphore, value))
-
     def release(self) -> None:
-        """Drop the idle semaphores and the empty fence (made again when next needed): IREE
-        objects must go before the interpreter tears its modules down (``IreeDevice.release``)."""
-        with self._lock:
-            self._idle.clear()
-            self._nothing = None
+        super().release()
+        self._nothing = None
+
+
+class StoragePool(_Pool[rt.HalBuffer]):
+    """Idle device buffers of ``size`` bytes for one module's transients."""
+
+    def __init__(self, allocator: rt.HalAllocator, size: int) -> None:
+        super().__init__(
+            lambda: allocator.allocate_buffer(
+                memory_type=rt.MemoryType.DEVICE_LOCAL,
+                allowed_usage=rt.BufferUsage.DEFAULT,
+                allocation_size=max(size, 64),  # IREE binds it even when nothing lives there
+            )
+        )
+        self.size = size

@@ -47,9 +47,10 @@ def test_a_float_multiply_takes_the_fence_last_and_vulkan_takes_output_buffers()
     assert (on_cpu.output_args, on_cpu.fence, on_cpu.argument_count) == (False, True, 2)
 
 
-@pytest.mark.parametrize("queued", [False, True])
-def test_manifest_round_trips_byte_for_byte(queued: bool) -> None:
-    abi = Abi("main", (TensorSpec(float32, (2, 0)),), (TensorSpec(int64, ()),), True, True, queued)
+@pytest.mark.parametrize(("queued", "transients"), [(False, False), (True, False), (True, True)])
+def test_manifest_round_trips_byte_for_byte(queued: bool, transients: bool) -> None:
+    specs = (TensorSpec(float32, (2, 0)),), (TensorSpec(int64, ()),)
+    abi = Abi("main", *specs, True, True, queued, transients)
     text = abi.to_json()
     assert Abi.from_json(text) == abi
     assert Abi.from_json(text).to_json() == text

@@ -1,5 +1,6 @@
-"""Queued calls (vkml/runtime/queue.py, ``Abi.queued``): a Vulkan realize takes a wait and a
-signal fence, waits on a semaphore of its session's pool, and never makes one per call."""
+"""Queued calls (vkml/runtime/queue.py, ``Abi.queued``, ``Abi.transients``): a Vulkan realize
+takes a wait and a signal fence, waits on a semaphore of its session's pool, and never makes
+one per call; its transient values live in a buffer of its executable's pool."""
 
 from __future__ import annotations
 
@@ -36,6 +37,26 @@ def test_vulkan_realize_is_queued_and_makes_no_semaphore_per_call() -> None:
     for k in range(50):
         assert ((x + float(k)).numpy() == np.arange(4) + k).all()
     assert pool.created - before <= 1
+
+
+def _softmax_of_product(x: vkml.Tensor) -> vkml.Tensor:
+    """Several dispatches (a matmul, reductions, elementwise) handing values to each other."""
+    return vkml.softmax(x @ x.T, axis=1) * 2.0
+
+
+def test_a_vulkan_module_takes_its_transient_storage_from_a_pool() -> None:
+    dev = vkml.device("vulkan:0")
+    host = np.random.default_rng(0).normal(size=(48, 40)).astype(np.float32)
+    x = vkml.tensor(host, device=dev)
+    y = _softmax_of_product(x)
+    assert dev._lower(toposort([y.node]), [y.node]).abi.transients
+    want = _softmax_of_product(vkml.tensor(host, device=vkml.reference)).numpy()
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
+    executable = next(reversed(dev._executables.values()))[0]
+    assert executable.storage is not None and executable.storage.size > 0
+    for _ in range(20):
+        np.testing.assert_allclose(_softmax_of_product(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    assert executable.storage.created == 1
 
 
 def test_threads_realizing_at_once_each_wait_for_their_own_call() -> None:
