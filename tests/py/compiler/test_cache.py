@@ -18,7 +18,6 @@ import vkml.compiler.cache as cache_module
 import vkml.compiler.keys as keys_module
 from vkml.compiler.cache import CompileCache, cache_key, default_cache
 from vkml.compiler.compile import compile_module
-from vkml.compiler.lower import lower_to_mlir
 from vkml.compiler.target import CPU_TARGET, Target, parse_precompile_targets, vulkan_target
 from vkml.graph.walk import toposort
 from vkml.runtime.stats import snapshot
@@ -440,7 +439,7 @@ def test_realize_on_vulkan_stores_the_ampere_module_beside_its_own(
     monkeypatch.setenv("VKML_PRECOMPILE_VULKAN", "ampere+f64")
     x = vkml.tensor(np.array([1.0, -2.0, 3.5], np.float32), device=gpu)
     y = (x - 0.75) * x
-    text = lower_to_mlir(toposort([y.node]), [y.node], output_args=True, fence_float_ops=True)
+    text = gpu._lower(toposort([y.node]), [y.node]).text  # the text realize compiles
     assert np.array_equal(y.numpy(), np.array([0.25, 5.5, 9.625], np.float32))
     entries = sorted(p.name for p in default_cache().entries())
     wanted = {cache_key(text, gpu.target), cache_key(text, AMPERE_F64)}
