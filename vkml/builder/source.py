@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from vkml.builder import recorder
-from vkml.builder.rewrite import RECORDER, BuilderSyntaxError, function_node, rewrite
+from vkml.builder.rewrite import BuilderSyntaxError, rewrite
+from vkml.builder.syntax import RECORDER, function_node
 
 
 def rewritten(fn: Callable[..., Any]) -> Callable[..., Any]:
