@@ -241,6 +241,13 @@ def emit_result(
     return value
 
 
+def emit_fence(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """``xs[0]`` through a fusion fence (``vkml.dialect.fences``)."""
+    return b.fence([xs[0]])[0]
+
+
 def emit_astype(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:

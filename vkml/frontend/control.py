@@ -16,6 +16,13 @@ from vkml.graph.node import Node
 Arm = Callable[..., Any]
 
 
+def fence(x: Tensor) -> Tensor:
+    """``x``, computed in dispatches of its own: IREE fuses nothing across the boundary
+    (the end of a graph builder's fork branch; ``vkml.ops.control``)."""
+    node = x._node
+    return Tensor(Node("fence", node.dtype, node.shape, (node,), (), node.device))
+
+
 def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:
     """``on_true(*operands)`` where the one-element ``pred`` is true, else ``on_false(*operands)``,
     decided on the device at every realize.

@@ -14,16 +14,28 @@ shape are its first result's; ``attrs["results"]`` lists them all). It is lowere
 puts in the body (several predicated turns at once) decides how many host turns it costs.
 The reference device runs the loop in Python. No gradient rules yet: the graph builder
 (issue 10) brings reverse mode through regions.
+
+``fence(x)`` is ``x``, with a boundary IREE fuses nothing across (``vkml.dialect.fences``):
+what the graph builder puts at the end of each branch of a fork, so that the branches are
+dispatches of their own that IREE can run side by side in one submission. Bit-exact, and its
+gradient is the gradient it receives.
 """
 
 from __future__ import annotations
 
 from vkml.dialect import emitters as emit
+from vkml.graph.node import Node
 from vkml.ops import reference as ref
-from vkml.ops.spec import OpDef, table
+from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
+
+
+def grad_fence(node: Node, g: Handle, f: Algebra) -> Grads:
+    return (g,)
+
 
 CONTROL: dict[str, OpDef] = table(
     OpDef("cond", "control", emit.emit_cond, ref.cond, True),
     OpDef("while", "control", emit.emit_while, ref.while_loop, True),
     OpDef("result", "control", emit.emit_result, ref.result, True),
+    OpDef("fence", "fence", emit.emit_fence, ref.identity, True, gradient=grad_fence),
 )

@@ -212,6 +212,14 @@ def while_loop(
     return tuple(values)
 
 
+def identity(
+    xs: Sequence[Any], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """The operand itself (a fence: nothing to compute)."""
+    out: np.ndarray = xs[0]
+    return out
+
+
 def result(
     xs: Sequence[Any], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:

@@ -76,6 +76,7 @@ KINDS = {
     "gather": "an operand and integer indices of its rank, along one axis; the operand's dtype",
     "sort": "one operand ordered along one axis; its shape; int64 positions",
     "control": "a bool condition and operands, with regions over the operands; the regions' result",
+    "fence": "one operand, passed on unchanged: its shape and dtype (a boundary of fusion)",
 }
 
 # The kinds of input an op accepts: any dtype, numbers (no bool), floats only (integers are
