@@ -19,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 import vkml
+from vkml.frontend.control import fence
 from vkml.frontend.functions import scatter_add
 
 BINARY = (
@@ -264,9 +265,14 @@ def while_(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> v
     return vkml.while_loop(lambda i, v: i < turns, lambda i, v: (i + 1, step(v)), start, x)[1]
 
 
+def fenced(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """``x`` through a fusion fence (the end of a graph builder's fork branch)."""
+    return fence(x)
+
+
 STEPS: dict[str, StepFn] = {
     "binary": binary, "scalar": scalar, "compare": compare, "where": where, "unary": unary,
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
-    "creation": creation, "cond": cond, "while": while_, "gather": gather,
+    "creation": creation, "cond": cond, "while": while_, "gather": gather, "fence": fenced,
 }  # fmt: skip

@@ -34,6 +34,7 @@ PAYLOADS = ("normal", "special", "subnormal", "integral")
 KINDS = (
     "binary", "scalar", "compare", "where", "unary", "bounded", "cast", "bitcast", "bitwise",
     "view", "concat", "matmul", "reduce", "softmax", "creation", "cond", "while", "gather",
+    "fence",
 )  # fmt: skip
 
 
