@@ -33,6 +33,7 @@ from vkml.dtypes import (
 from vkml.errors import (
     ArtifactError,
     AxisError,
+    BuilderError,
     CacheWarning,
     CompileError,
     ConfigError,
@@ -182,6 +183,7 @@ def reset_stats() -> None:
 __all__ = [
     "ArtifactError",
     "AxisError",
+    "BuilderError",
     "CacheWarning",
     "CompileError",
     "ConfigError",

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ArtifactError",
     "AxisError",
+    "BuilderError",
     "CacheWarning",
     "CompileError",
     "ConfigError",
@@ -83,6 +84,11 @@ class TraceError(VkmlError, RuntimeError):
     """A captured function did what capturing cannot record: observed a value while being
     captured, returned something that is not tensors, or a graph needs an input placeholder
     that only a call of the captured function supplies."""
+
+
+class BuilderError(VkmlError, ValueError):
+    """A construct of a graph builder function (``vkml.Graph.builder``) that cannot be
+    recorded as written, naming the line and the remedy."""
 
 
 class ArtifactError(VkmlError, ValueError):

@@ -23,6 +23,7 @@ import numpy as np
 from vkml.aot.artifact import Artifact
 from vkml.builder import recorder
 from vkml.builder.buffers import feeds, outputs_of
+from vkml.builder.fork import Fork
 from vkml.builder.source import rewritten
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
@@ -44,9 +45,11 @@ class Graph:
         arrays: dict[str, Tensor],
         recorded: tuple[Callable[..., Any], int | None] | None = None,
         buffer: str | Sequence[str] = (),
+        forks: int = 0,
     ) -> None:
         self.name = name
         self._captured = captured
+        self._forks = forks
         self._arrays = arrays
         self._feeds = feeds(captured, buffer)  # (buffer parameter, output that feeds it)
         self._launches = 0
@@ -85,6 +88,15 @@ class Graph:
         if fn is None:
             return functools.partial(Graph.builder, record=record, turns_per_sync=turns_per_sync)
         return Builder(fn, turns_per_sync, record)
+
+    @staticmethod
+    def parallel() -> Fork:
+        """A fork, in a builder function: ``with vkml.Graph.parallel() as fork:``, then one
+        ``with fork.branch():`` block per branch; leaving the ``with`` joins. Each branch is
+        computed in dispatches of its own that IREE can run side by side; a branch reads what
+        another made only after ``b.wait(value)`` (``with fork.branch() as b:``).
+        See docs/builder.md."""
+        return Fork()
 
     # -- launching -----------------------------------------------------------------------------
     def __call__(self, n: int = 1) -> Any:
@@ -193,6 +205,7 @@ class Graph:
             nodes=len(every),
             selects=sum(1 for n in every if n.op == "where"),
             loops=len(loops),
+            forks=self._forks,
             syncs_per_launch=launched,
             launches=self._launches,
         )
@@ -205,7 +218,8 @@ class Graph:
 class Schedule:
     """``invocations_per_launch`` compiled calls, ``nodes`` recorded ops (inside loops and
     conditionals too), ``selects`` of which choose on the device (device conditions,
-    predicated loop turns), ``loops`` on device conditions, ``syncs_per_launch`` host waits
+    predicated loop turns), ``loops`` on device conditions, ``forks`` recorded (their
+    branches run side by side in the one invocation), ``syncs_per_launch`` host waits
     (each loop adds one per ``turns_per_sync`` turns it runs: a number only the data
     decides), and how many ``launches`` have run."""
 
@@ -213,6 +227,7 @@ class Schedule:
     nodes: int
     selects: int
     loops: int
+    forks: int
     syncs_per_launch: int
     launches: int
 
@@ -235,8 +250,9 @@ class Builder:
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
-        with recorder.recording(self.turns_per_sync, unrolled=self.record):
+        with recorder.recording(self.turns_per_sync, unrolled=self.record) as forks:
             captured = capture(self.recorded_fn, *arrays)
         names = [name for name, _ in captured.inputs]
         kept = (self.recorded_fn, self.turns_per_sync) if self.record else None
-        return Graph(self.fn.__name__, captured, dict(zip(names, arrays)), kept, buffer)
+        arrays_by_name = dict(zip(names, arrays))
+        return Graph(self.fn.__name__, captured, arrays_by_name, kept, buffer, len(forks))

@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from vkml.builder.fork import FORKS, Fork, run_branch
 from vkml.dtypes import bool_, int32, uint32
-from vkml.errors import ShapeError
+from vkml.errors import BuilderError, ShapeError
 from vkml.frontend import functions
 from vkml.frontend.control import while_loop
 from vkml.frontend.creation import full as constant
@@ -37,19 +38,23 @@ UNROLLED: ContextVar[bool] = ContextVar("unrolled", default=False)
 
 
 @contextmanager
-def recording(turns: int | None, unrolled: bool = False) -> Iterator[None]:
+def recording(turns: int | None, unrolled: bool = False) -> Iterator[list[Fork]]:
     """Record with ``turns`` predicated turns per host sync in device loops, and (``unrolled``)
-    every turn of a bounded loop recorded."""
-    tokens = TURNS_PER_SYNC.set(turns), UNROLLED.set(unrolled)
+    every turn of a bounded loop recorded; yields the list the forks recorded go to."""
+    forks: list[Fork] = []
+    tokens = TURNS_PER_SYNC.set(turns), UNROLLED.set(unrolled), FORKS.set(forks)
     try:
-        yield
+        yield forks
     finally:
         TURNS_PER_SYNC.reset(tokens[0])
         UNROLLED.reset(tokens[1])
+        FORKS.reset(tokens[2])
 
 
-class BuilderError(ValueError):
-    """A construct that cannot be recorded as written, naming the line and the remedy."""
+def branch(handle: Any, body: Callable[..., Values], values: Values, names: Sequence[str],
+           line: int) -> Values:  # fmt: skip
+    """A fork branch, ``with fork.branch() as b:`` (``vkml.builder.fork``)."""
+    return run_branch(handle, body, values, tuple(names), line)
 
 
 class Undefined:

@@ -1,5 +1,6 @@
-"""The one rewrite of a builder function: ``if``, ``while``, ``for`` and ``match`` become calls
-on the recorder (``vkml.builder.recorder``); everything else is left as it was.
+"""The one rewrite of a builder function: ``if``, ``while``, ``for``, ``match`` and fork branches
+(``with fork.branch():``) become calls on the recorder (``vkml.builder.recorder``); everything
+else is left as it was.
 
 Each construct's bodies become nested functions of the variables they assign, which they
 take as parameters and return, so the recorder can run a body once (a Python condition) or
@@ -39,6 +40,18 @@ def rewrite(tree: ast.Module, filename: str) -> ast.Module:
     function.body = transformer.block(function.body)
     function.decorator_list = []  # the rewritten function is the plain one
     return ast.fix_missing_locations(tree)
+
+
+def _is_branch_call(item: ast.withitem) -> bool:
+    """Whether ``item`` is ``<something>.branch() [as name]`` (a fork branch)."""
+    expr = item.context_expr
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "branch"
+        and not expr.args
+        and not expr.keywords
+    )
 
 
 class _Rewriter:
@@ -81,9 +94,49 @@ class _Rewriter:
             return [syn.located(syn.assign(BREAK, ast.Constant(True)), node)]
         if isinstance(node, ast.Continue) and in_loop:
             return [syn.located(syn.assign(CONTINUE, ast.Constant(True)), node)]
+        if (
+            isinstance(node, ast.With)
+            and len(node.items) > 1
+            and any(map(_is_branch_call, node.items))
+        ):
+            # 'with a as f, f.branch():' is 'with a as f:' around 'with f.branch():'
+            inner: list[ast.stmt] = node.body
+            for item in reversed(node.items):
+                inner = [syn.located(ast.With(items=[item], body=inner), node)]
+            return self.statement(inner[0], in_loop)
+        if isinstance(node, ast.With) and _is_branch_call(node.items[0]) and len(node.items) == 1:
+            return self.branch(node, in_loop)
         if isinstance(node, (ast.With, ast.Try)):
             node.body = self.block(node.body, in_loop)
         return [node]
+
+    # -- fork branches -------------------------------------------------------------------------
+    def branch(self, node: ast.With, in_loop: bool) -> list[ast.stmt]:
+        """``with <fork>.branch() [as b]:`` as a call of the recorder's ``branch`` on a function
+        of the branch handle and the names the block assigns (``vkml.builder.fork``)."""
+        if syn.returns(node.body) or syn.may_leave(node):
+            raise self._error(
+                node, "'return', 'break' or 'continue' inside a fork branch is not supported; "
+                "assign in the branch and act after the fork",
+            )  # fmt: skip
+        item = node.items[0]
+        handle = item.optional_vars
+        if handle is not None and not isinstance(handle, ast.Name):
+            raise self._error(
+                node, "a fork branch is named by one name: 'with fork.branch() as b:'"
+            )
+        names = [n for n in assigned(node.body) if handle is None or n != handle.id]
+        self._check(names, node)
+        n = self._next()
+        param = handle.id if handle is not None else f"__vkml_branch{n}"
+        body = self._function(
+            f"__vkml_branch_body{n}", names, self.block(node.body, in_loop), node, [param, *names]
+        )
+        call = syn.recorder_call(
+            "branch", item.context_expr, syn.load_name(body.name), syn.values(names),
+            syn.strings(names), ast.Constant(node.lineno),
+        )  # fmt: skip
+        return [syn.located(s, node) for s in (body, *syn.unpack(names, call))]
 
     # -- if ------------------------------------------------------------------------------------
     def if_(self, node: ast.If, in_loop: bool, helper: str = "if_") -> list[ast.stmt]:
