@@ -15,6 +15,7 @@ from numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 
 import vkml
 from vkml.frontend import functions
+from vkml.frontend.control import fence
 from vkml.ops.registry import OPS
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
@@ -131,6 +132,11 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             (lambda x, y: vkml.maximum(x, y) * x) if number else (lambda x, y: x == y),
             t["a"], t["b"],
         ))  # fmt: skip
+    # a fork branch's end (the graph builder's): the value through a fusion fence, then used
+    p["fence"] = (
+        "fence",
+        lambda t: fence(t["a"]) if not number else fence(t["a"] + t["b"]) * t["a"],
+    )
     # a loop on the device: double (or negate, for bool) until the first element's value has
     # been seen three times; each carried value read back by a result node
     p["while"] = ("while", lambda t: vkml.while_loop(
