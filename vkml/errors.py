@@ -125,6 +125,12 @@ class InvocationError(VkmlError, RuntimeError):
     """The compiled function failed while running; every node stays unrealized."""
 
 
+class BindingLimitError(InvocationError):
+    """IREE could not load a module vkml compiled: one of its dispatches reads or writes more
+    buffers than the device binds at once (IREE's 32). Nothing ran; realize computes such a
+    graph in parts instead."""
+
+
 class DeviceFaultError(InvocationError):
     """A device failed under vkml's work: it was lost, or it faulted mid-invocation.
 

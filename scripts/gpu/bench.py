@@ -7,7 +7,8 @@ Cases, each on every ``--device``:
 - ``tiny, upload+realize+readback``: a 4-element float32 array uploaded, ``x + 1``, read back.
 - ``tiny, realize+readback``: the same with the input already on the device.
 - ``chain8 16M f32``: eight elementwise ops (mul, add, sub, mul, abs, add, mul, sub) over 16M
-  float32 already on the device, realized (one invocation) but not read back. GB/s counts the
+  float32 already on the device, realized (one invocation) and waited for
+  (``Device.synchronize``) but not read back. GB/s counts the
   64 MiB read and the 64 MiB written once each, what a fused kernel must move.
 - ``upload 64 MiB`` and ``readback 64 MiB``: host to device and back.
 
@@ -60,6 +61,17 @@ def timed(fn: Callable[[], Any], repeats: int, warmup: int = 2) -> tuple[float, 
     return statistics.median(times), min(times)
 
 
+def waited(dev: vkml.Device, fn: Callable[[], Any]) -> Callable[[], None]:
+    """``fn``, then a wait for what it queued on ``dev`` (a realize returns once its call is
+    queued: the time of the device's work is until ``dev.synchronize()`` returns)."""
+
+    def call() -> None:
+        fn()
+        dev.synchronize()
+
+    return call
+
+
 Row = tuple[str, str, str, str, str, str]
 
 
@@ -99,7 +111,10 @@ def vkml_rows(name: str, repeats: int, host: np.ndarray, expected: np.ndarray) -
         x.realize()
         rows.append(
             row(
-                "chain8 16M f32", where, timed(lambda: chain(x).realize(), repeats), 2 * host.nbytes
+                "chain8 16M f32",
+                where,
+                timed(waited(dev, lambda: chain(x).realize()), repeats),
+                2 * host.nbytes,
             )
         )
         differ = int(np.count_nonzero(chain(x).numpy().view(np.uint32) != expected.view(np.uint32)))
@@ -113,7 +128,7 @@ def vkml_rows(name: str, repeats: int, host: np.ndarray, expected: np.ndarray) -
             row(
                 "upload 64 MiB",
                 where,
-                timed(lambda: vkml.tensor(host, device=dev).realize(), repeats),
+                timed(waited(dev, lambda: vkml.tensor(host, device=dev).realize()), repeats),
                 host.nbytes,
             )
         )

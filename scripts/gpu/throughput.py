@@ -4,7 +4,11 @@
 
 Cases, each on every ``--device`` (and on PyTorch CUDA where it is installed):
 
-- ``tiny, realize (left on the device)``: ``x + 1`` on 4 resident floats, realized, not read.
+- ``tiny, realize, queued (not waited for)``: ``x + 1`` on 4 resident floats, realized, not
+  read: a realize returns once its call is queued (PyTorch: a kernel launched, not synced).
+- ``tiny, realize, waited for (left on the device)``: the same, then ``Device.synchronize()``
+  (PyTorch: ``torch.cuda.synchronize()``).
+Every other vkml case waits for its call the same way, as PyTorch's are synchronized.
 - ``sum 16M f32``: vkml's pairwise sum of 16M float32 (``torch.sum`` beside it); checked
   against float64 NumPy within the pairwise bound.
 - ``matmul 4096^3 f32``: float32 with float32 accumulation (ADR 0005; PyTorch with TF32 off,
@@ -28,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from bench import Row, row, timed
+from bench import Row, row, timed, waited
 
 import vkml
 from vkml import nn
@@ -71,23 +75,26 @@ def vkml_rows(name: str, repeats: int, host: dict[str, np.ndarray]) -> tuple[lis
     weights: list = []
     try:
         resident = vkml.tensor(np.ones(4, np.float32), device=dev)
-        rows.append(row("tiny, realize (left on the device)", where,
+        rows.append(row("tiny, realize, queued (not waited for)", where,
                         timed(lambda: (resident + 1.0).realize(), repeats * 10)))  # fmt: skip
+        rows.append(row("tiny, realize, waited for (left on the device)", where,
+                        timed(waited(dev, lambda: (resident + 1.0).realize()), repeats * 10)))  # fmt: skip
         s = vkml.tensor(host["sum"], device=dev)
         got = float(s.sum().numpy())
         want = float(host["sum"].astype(np.float64).sum())
         note = f"|error| {abs(got - want):.2g} vs float64"
-        rows.append(row("sum 16M f32", where, timed(lambda: s.sum().realize(), repeats),
+        rows.append(row("sum 16M f32", where, timed(waited(dev, lambda: s.sum().realize()), repeats),
                         host["sum"].nbytes, note))  # fmt: skip
         a, b = (vkml.tensor(host[k], device=dev) for k in "ab")
         product = (a @ b).numpy()
         sample = host["a"][:8].astype(np.float64) @ host["b"].astype(np.float64)
         rel = float(np.abs(product[:8] - sample).max() / np.abs(sample).max())
-        t = timed(lambda: (a @ b).realize(), repeats)
+        t = timed(waited(dev, lambda: (a @ b).realize()), repeats)
         rows.append(_gflops(row("matmul 4096^3 f32", where, t, 0, f"rel error {rel:.1g}"), t))
         step, weights = _vkml_mlp(dev, host)
         first_loss = float(step().numpy())
-        rows.append(row("MLP step 784-1024-1024-10, batch 1024", where, timed(step, repeats),
+        rows.append(row("MLP step 784-1024-1024-10, batch 1024", where,
+                        timed(waited(dev, step), repeats),
                         0, f"first loss {first_loss:.6f}"))  # fmt: skip
     except vkml.CompileError as exc:
         first_line = str(exc).split(". ")[0]
@@ -144,8 +151,9 @@ def torch_rows(repeats: int, host: dict[str, np.ndarray], weights: list) -> list
     first = float(step())
     t = timed(synced(lambda: a @ b), repeats)
     return [
-        row("tiny, realize (left on the device)", where, timed(synced(lambda: one + 1.0),
-            repeats * 10)),
+        row("tiny, realize, queued (not waited for)", where, timed(lambda: one + 1.0, repeats * 10)),
+        row("tiny, realize, waited for (left on the device)", where,
+            timed(synced(lambda: one + 1.0), repeats * 10)),
         row("sum 16M f32", where, timed(synced(lambda: s.sum()), repeats), host["sum"].nbytes),
         _gflops(row("matmul 4096^3 f32", where, t, 0, "TF32 off"), t),
         row("MLP step 784-1024-1024-10, batch 1024", where, timed(synced(step), repeats), 0,

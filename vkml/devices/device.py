@@ -79,6 +79,13 @@ class Device:
     def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         raise NotImplementedError
 
+    def synchronize(self) -> None:
+        """Return once every call this device has queued is done; raise the first failure of
+        one (a device that does not queue has nothing to wait for).
+
+        Reading a value waits for the call computing it anyway: this is for timing the
+        device's work, or for knowing that all of it went well."""
+
     def execute(self, schedule: Sequence[Node], roots: Sequence[Node]) -> list[Any]:
         """Compute ``roots`` from ``schedule`` in one go; return one storage per root."""
         call, leaves = self.prepare(schedule, roots)

@@ -20,6 +20,7 @@ from vkml.compiler.lower import Lowered, lower
 from vkml.compiler.target import Target
 from vkml.devices.device import Call, Device
 from vkml.dtypes import DType, int32
+from vkml.errors import BindingLimitError
 from vkml.graph.node import Node
 from vkml.graph.walk import structure
 from vkml.runtime import Executable, bump, download, existing_session, session, upload
@@ -36,6 +37,9 @@ class IreeDevice(Device):
     # Whether float ops are hidden behind the fence (a Vulkan driver folds float arithmetic as
     # if it were exact, ADR 0009); an exported module is lowered the same way (vkml.aot).
     fences_float_ops = False
+    # Seconds a wait for a queued call polls before it blocks (``Pending.wait``): worth it
+    # where a call ends sooner than a blocked thread wakes up, and the host has cores to spare.
+    spin = 0.0
 
     def __init__(self, name: str, target: Target, capacity: int = 256) -> None:
         super().__init__(name)
@@ -43,6 +47,8 @@ class IreeDevice(Device):
         self.capacity = capacity
         self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
         self._fence_buffer: Any = None
+        # structures whose module IREE refused to load (too many bindings), and its words
+        self._unloadable: dict[Any, str] = {}
         self._lock = threading.Lock()
         _LIVE.add(self)
 
@@ -74,18 +80,26 @@ class IreeDevice(Device):
                     "node (the result is cached for the next realize)",
                     len(schedule), self.target.name,
                 )  # fmt: skip
+            if key in self._unloadable:
+                raise BindingLimitError(self._unloadable[key])
             lowered = self._lower(schedule, roots)
             vmfb = default_cache().get_or_compile(lowered.text, self.target, lowered.abi)
             abi = lowered.abi
             trailing = [self._fence()] if abi.fence else []
-            executable = Executable(
-                self._session_for(schedule),
-                vmfb,
-                abi.function,
-                len(abi.outputs),
-                queued=abi.queued,
-                transients=abi.transients,
-            )
+            try:
+                executable = Executable(
+                    self._session_for(schedule),
+                    vmfb,
+                    abi.function,
+                    len(abi.outputs),
+                    queued=abi.queued,
+                    transients=abi.transients,
+                    spin=self.spin,
+                )
+            except BindingLimitError as exc:  # the next realize of this structure knows
+                with self._lock:
+                    self._unloadable[key] = str(exc)
+                raise
             entry = (executable, trailing)
             with self._lock:
                 self._executables[key] = entry
@@ -120,6 +134,11 @@ class IreeDevice(Device):
         trailing: list[Any],
     ) -> list[Any]:  # fmt: skip
         return executable.invoke(args + trailing, device=self.name, results=results)
+
+    def synchronize(self) -> None:
+        made = existing_session(self.target.driver)
+        if made is not None:
+            made.semaphores.drain(self.spin)
 
     def clear_executables(self) -> None:
         with self._lock:

@@ -8,6 +8,7 @@ the size of every tensor it must allocate before it asks, so it checks that firs
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from vkml.errors import DeviceMemoryError
 from vkml.runtime.faults import byte_size, tensor_bytes
 
 
+@functools.cache
 def host_memory_bytes() -> int | None:
     """This machine's physical memory in bytes, or None where the OS does not say."""
     try:

@@ -10,6 +10,8 @@
 7. bind each root's result storage, then mark the roots computed
 
 A failure at any step leaves every node exactly as it was: unrealized and re-realizable.
+(A graph whose module IREE cannot load for its dispatches' bindings is realized in parts,
+``_realize_in_parts``; a failure in a later part leaves the earlier parts' nodes computed.)
 
 While a function is being captured (``vkml.trace``) realizing is refused (``refusing``): a
 value observed then would be baked into the captured graph as a constant.
@@ -26,7 +28,7 @@ from contextvars import ContextVar
 from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
 from vkml.devices.memory import check_fits_memory
-from vkml.errors import DeviceError, TraceError, UnsupportedOperatorError
+from vkml.errors import BindingLimitError, DeviceError, TraceError, UnsupportedOperatorError
 from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes, same_values, toposort
 from vkml.runtime import bump
@@ -131,6 +133,37 @@ def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[No
     return distinct, first
 
 
+def _realize_in_parts(schedule: Sequence[Node], roots: list[Node]) -> None:
+    """Realize ``roots`` in two parts, each by ``realize_nodes`` (and so again in parts where
+    a part's module cannot be loaded either): half of the roots each, or, for one root, a
+    node half-way down its schedule first, then the root from it. Every op is a pure
+    function of its sources, so the parts give the bits the whole would have.
+
+    IREE 3.13 puts chains of one-element ops into one dispatch with a binding per value it
+    reads or writes, and refuses to load a module with a dispatch of more than 32
+    (``BindingLimitError``); vkml-bound-scalar-dispatches cuts most such chains, but not
+    those where several values cross a cut (IREE computed those cuts wrongly,
+    benchmarks/results/stress-findings.md).
+
+    Raises:
+        BindingLimitError: a single op's module cannot be loaded (nothing left to split).
+    """
+    if len(roots) > 1:
+        half = len(roots) // 2
+        realize_nodes(roots[:half])
+        realize_nodes(roots[half:])
+        return
+    (root,) = roots
+    before = [n for n in schedule if not n._computed and n is not root]
+    if not before:
+        raise BindingLimitError(
+            f"IREE could not load the module of one {root.op} op on {root.device.name}: it "
+            f"binds more buffers than the device allows. This is vkml's bug; please report it"
+        )
+    realize_nodes([before[len(before) // 2]])
+    realize_nodes(roots)
+
+
 def realize_nodes(nodes: Sequence[Node]) -> None:
     """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
     roots: list[Node] = []
@@ -148,7 +181,11 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
     _step("bind")
     distinct, first = distinct_roots(schedule, roots)
-    call, leaves = device.prepare(schedule, distinct)
+    try:
+        call, leaves = device.prepare(schedule, distinct)
+    except BindingLimitError:
+        _realize_in_parts(schedule, roots)
+        return
     _step("invoke")
     results = call([leaf._storage for leaf in leaves])
     _step("mark")

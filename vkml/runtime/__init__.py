@@ -15,12 +15,15 @@ from vkml.runtime.buffers import (
 )
 from vkml.runtime.executable import Executable
 from vkml.runtime.hal import HalSession, existing_session, session
+from vkml.runtime.pending import Pending, ResultView, settle
 from vkml.runtime.stats import STATS, bump, reset_stats, snapshot
 
 __all__ = [
     "STATS",
     "Executable",
     "HalSession",
+    "Pending",
+    "ResultView",
     "allocate_mappable",
     "bump",
     "download",
@@ -30,6 +33,7 @@ __all__ = [
     "import_host",
     "reset_stats",
     "session",
+    "settle",
     "snapshot",
     "upload",
     "upload_mappable",

@@ -7,6 +7,7 @@ reporting a lost device becomes a ``DeviceMemoryError`` / ``DeviceFaultError`` n
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import iree.runtime as rt
@@ -15,6 +16,7 @@ import numpy as np
 from vkml.dtypes import DType
 from vkml.runtime.faults import allocation_error, mapping_error
 from vkml.runtime.hal import HalSession
+from vkml.runtime.pending import ResultView, settle
 
 _ELEMENT_TYPES: dict[str, rt.HalElementType] = {
     "bool": rt.HalElementType.BOOL_8,
@@ -108,8 +110,10 @@ def host_memory(view: rt.HalBufferView, dtype: DType, device: str = "the device"
 def _mapped(
     view: rt.HalBufferView, dtype: DType, device: str, physical: str, doing: str
 ) -> np.ndarray:
-    """The buffer's memory mapped as an array of ``dtype`` (bools as bytes)."""
+    """The buffer's memory mapped as an array of ``dtype`` (bools as bytes), once no queued
+    call is still writing it."""
     raw_dtype = _RAW.get(dtype.name, dtype.numpy)
+    settle((view,))
     try:
         host = view.get_buffer().map().asarray(tuple(view.shape), raw_dtype)
     except RuntimeError as exc:
@@ -166,20 +170,21 @@ def allocate_mappable(
     dtype: DType,
     device: str | None = None,
     physical: str = "",
-) -> rt.HalBufferView:
-    """An uninitialised device buffer of ``shape`` that the host can map.
+) -> ResultView:
+    """An uninitialised device buffer of ``shape`` that the host can map, as a view a
+    queued call can write (``vkml.runtime.pending``).
 
     Raises:
         DeviceMemoryError: the device refused a buffer that large.
     """
-    size = max(1, int(np.prod(shape, dtype=np.int64))) * dtype.itemsize
+    size = max(1, math.prod(shape)) * dtype.itemsize
     try:
         buffer = sess.allocator.allocate_buffer(
             memory_type=_MAPPABLE_MEMORY, allowed_usage=_MAPPABLE_USAGE, allocation_size=size
         )
     except RuntimeError as exc:
         raise allocation_error(exc, device or sess.driver, physical, shape, dtype) from exc
-    return rt.HalBufferView(buffer, list(shape), _ELEMENT_TYPES[dtype.name])
+    return ResultView(buffer, list(shape), _ELEMENT_TYPES[dtype.name])
 
 
 def upload_mappable(
@@ -230,6 +235,7 @@ def download_staged(
     shape = tuple(view.shape)
     if 0 in shape:
         return np.zeros(shape, dtype.numpy)
+    settle((view,))
     source = view.get_buffer()
     try:
         staging = sess.allocator.allocate_buffer(

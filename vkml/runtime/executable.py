@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 
 import iree.runtime as rt
 
 from vkml.dtypes import DType
-from vkml.errors import InvocationError
+from vkml.errors import BindingLimitError, InvocationError
 from vkml.runtime.faults import invocation_error
 from vkml.runtime.hal import HalSession
+from vkml.runtime.pending import Pending, settle, wait_fence
 from vkml.runtime.queue import StoragePool
 from vkml.runtime.stats import bump
+
+# How IREE 3.13 refuses a dispatch of more bindings than the HAL allows: "binding count 42 > 32"
+# (cpu), "declares 42 storage buffers, exceeding device limit 32" (Vulkan).
+_BINDING_LIMIT = re.compile(r"binding count \d+ > \d+|storage buffers, exceeding device limit")
 
 
 class Executable:
@@ -19,11 +25,14 @@ class Executable:
 
     ``queued``: the function takes a wait and a signal fence last (``Abi.queued``); ``invoke``
     passes them and returns once the signal fence is reached, so either way the results are
-    computed when it returns. ``transients``: it takes a buffer for its transient values after
+    computed when it returns, while ``submit`` returns at once with the call still running
+    (``vkml.runtime.pending``). ``spin``: seconds a wait polls before it blocks. ``transients``: it takes a buffer for its transient values after
     the tensors (``Abi.transients``), one from the executable's pool per call in flight.
     """
 
-    __slots__ = ("context", "entry", "function", "num_results", "queued", "session", "storage")
+    __slots__ = (
+        "context", "entry", "function", "num_results", "queued", "session", "spin", "storage"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -33,6 +42,7 @@ class Executable:
         num_results: int,
         queued: bool = False,
         transients: bool = False,
+        spin: float = 0.0,
     ) -> None:
         module = rt.VmModule.copy_buffer(sess.instance, vmfb)
         self.session = sess
@@ -43,7 +53,8 @@ class Executable:
             ValueError,
             IndexError,
         ) as exc:  # IREE's status, as its bindings map it
-            raise InvocationError(
+            kind = BindingLimitError if _BINDING_LIMIT.search(str(exc)) else InvocationError
+            raise kind(
                 f"IREE could not load a module vkml compiled onto {sess.driver}: {exc}. This is "
                 f"vkml's bug (a module it should have split or refused); please report the graph"
             ) from exc
@@ -54,6 +65,7 @@ class Executable:
         self.entry = entry
         self.num_results = num_results
         self.queued = queued
+        self.spin = spin
         self.storage = (
             StoragePool(sess.allocator, _transients_size(function)) if transients else None
         )
@@ -65,7 +77,7 @@ class Executable:
         physical: str = "",
         results: Sequence[tuple[Sequence[int], DType]] = (),
     ) -> list[rt.HalBufferView]:
-        """Run the entry function once on ``args``; return its result buffer views.
+        """Run the entry function once on ``args``; return its result buffer views, computed.
 
         Args:
             args: the argument buffer views, in the function's order.
@@ -79,42 +91,97 @@ class Executable:
             DeviceFaultError: the device was lost or faulted (INTERNAL, UNAVAILABLE, ...).
             InvocationError: any other failure. ``invocations`` is counted only on success.
         """
+        views, call = self._queue(args, device, physical, results, later=False)
+        if call is not None:
+            call.wait(self.spin)
+        return views
+
+    def submit(
+        self,
+        args: list[rt.HalBufferView],
+        device: str | None = None,
+        physical: str = "",
+        results: Sequence[tuple[Sequence[int], DType]] = (),
+    ) -> tuple[list[rt.HalBufferView], Pending | None]:
+        """Queue one call of the entry function on ``args`` (as ``invoke``), without waiting
+        for a queued module's call to end: its result views, and the call (``Pending``:
+        wait on it, or on the views through ``vkml.runtime.pending``, before reading them),
+        None for a synchronous module (then the results are computed).
+
+        An argument a queued call is still writing (a ``ResultView``) is waited for on the
+        device, by a queued module, or here, by a synchronous one.
+
+        Raises:
+            As ``invoke``; a failure on the device after queueing is raised by the wait.
+        """
+        return self._queue(args, device, physical, results, later=True)
+
+    def _queue(
+        self,
+        args: list[rt.HalBufferView],
+        device: str | None,
+        physical: str,
+        results: Sequence[tuple[Sequence[int], DType]],
+        later: bool,
+    ) -> tuple[list[rt.HalBufferView], Pending | None]:
+        """``submit``; ``later``: whether a failure on the device is met after the caller
+        returned (the error says the results are lost, not unrealized)."""
+        name = device or self.session.driver
+
+        def error(exc: Exception, queued: bool = False) -> Exception:
+            return invocation_error(exc, name, physical, self.entry, results, queued=queued)
+
         arg_list = rt.VmVariantList(len(args) + 3)
         for view in args:
             arg_list.push_ref(view)
         outputs = rt.VmVariantList(self.num_results)
+        pool = self.session.semaphores
+        if self.queued:
+            pool.reap()
+            wait = wait_fence(args, pool.nothing)
+        else:
+            settle(args)
         storage = self.storage.take() if self.storage is not None else None
         if storage is not None:
             arg_list.push_ref(storage[0])
+        call: Pending | None = None
         try:
             if self.queued:
-                self._queued_call(arg_list, outputs)
+                semaphore, value = pool.take()
+                arg_list.push_ref(wait)
+                arg_list.push_ref(rt.HalFence.create_at(semaphore, value))
+                self.context.invoke(self.function, arg_list, outputs)
+                finish = self._finisher(semaphore, value, storage)
+                call = Pending(semaphore, value, finish, lambda e: error(e, later), args)
+                pool.queued(call)
             else:
                 self.context.invoke(self.function, arg_list, outputs)
         except (RuntimeError, ValueError) as exc:
-            name = device or self.session.driver
-            raise invocation_error(exc, name, physical, self.entry, results) from exc
-        if self.storage is not None and storage is not None:
+            # a failed call keeps its semaphore and storage: the device may still use them
+            raise error(exc) from exc
+        if call is None and self.storage is not None and storage is not None:
             self.storage.give(*storage)
         bump("invocations")
-        return [outputs.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]
+        views = [outputs.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]
+        return views, call
+
+    def _finisher(
+        self, semaphore: rt.HalSemaphore, value: int, storage: tuple[rt.HalBuffer, int] | None
+    ) -> Callable[[], None]:
+        """What a queued call gives back once it is done: its semaphore, its storage."""
+        pool, storages = self.session.semaphores, self.storage
+
+        def finish() -> None:
+            pool.give(semaphore, value)
+            if storages is not None and storage is not None:
+                storages.give(*storage)
+
+        return finish
 
     def release(self) -> None:
         """Drop the idle transient buffers (made again when next needed)."""
         if self.storage is not None:
             self.storage.release()
-
-    def _queued_call(self, arg_list: rt.VmVariantList, outputs: rt.VmVariantList) -> None:
-        """Queue the call, then wait until it is done (on a semaphore of the session's pool:
-        a failed call leaves its semaphore failed, so it is not given back)."""
-        pool = self.session.semaphores
-        semaphore, value = pool.take()
-        done = rt.HalFence.create_at(semaphore, value)
-        arg_list.push_ref(pool.nothing)
-        arg_list.push_ref(done)
-        self.context.invoke(self.function, arg_list, outputs)
-        done.wait()
-        pool.give(semaphore, value)
 
 
 def _transients_size(function: rt.VmFunction) -> int:

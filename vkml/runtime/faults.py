@@ -99,11 +99,13 @@ def invocation_error(
     physical: str,
     entry: str,
     results: Sequence[tuple[Sequence[int], DType]],
+    queued: bool = False,
 ) -> InvocationError:
     """The vkml error for IREE failing an invocation of ``entry`` on ``device``.
 
     ``results`` (each result's shape and dtype) lets an out-of-memory message say what the
-    invocation had to allocate.
+    invocation had to allocate. ``queued``: the call failed on the device after realize had
+    returned (a queued call), so its results are lost rather than left unrealized.
     """
     label = device_label(device, physical)
     nbytes: int | None = None
@@ -114,9 +116,16 @@ def invocation_error(
         more = f" and {len(results) - 3} more" if len(results) > 3 else ""
         head += f", whose results take {byte_size(nbytes)}: {shown}{more}"
     return _device_error(
-        exc, device, label, f"running '{entry}'", "Every tensor of this realize stays unrealized.",
+        exc, device, label, f"running '{entry}'", _LOST_RESULTS if queued else _UNREALIZED,
         out_of_memory=(head, nbytes),
     )  # fmt: skip
+
+
+_UNREALIZED = "Every tensor of this realize stays unrealized."
+_LOST_RESULTS = (
+    "The call had been queued by an earlier realize, whose results it was computing: they "
+    "have no value, and reading them raises this error again."
+)
 
 
 def mapping_error(exc: Exception, device: str, physical: str, doing: str) -> InvocationError:

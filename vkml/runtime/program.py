@@ -14,6 +14,7 @@ import iree.runtime as rt
 from vkml.dtypes import DType
 from vkml.runtime.faults import invocation_error
 from vkml.runtime.hal import HalSession
+from vkml.runtime.pending import settle
 from vkml.runtime.stats import bump
 
 
@@ -67,6 +68,7 @@ class Program:
             if entry is None:
                 raise KeyError(function)
             self._functions[function] = entry
+        settle(args)  # a realize's result that a queued call is still writing
         arg_list = rt.VmVariantList(len(args))
         for view in args:
             arg_list.push_ref(view)

@@ -1,0 +1,90 @@
+"""A graph whose module IREE cannot load for its dispatches' bindings is realized in parts
+(vkml/devices/realize.py ``_realize_in_parts``), with the bits the whole would have given.
+
+IREE 3.13 binds at most 32 buffers per dispatch; chains of one-element values that cross a
+cut of vkml-bound-scalar-dispatches (several read after it) still reach that limit on
+Vulkan. The refusal is simulated on cpu (any graph of more than ``LIMIT`` ops), and met for
+real on lavapipe by a chain of 100 scalar results."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vkml
+from vkml.errors import BindingLimitError
+
+needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
+LIMIT = 6
+
+
+def _chain(device: vkml.Device, n: int) -> list[vkml.Tensor]:
+    y = vkml.tensor(np.float32(3.0), device=device)
+    out = []
+    for _ in range(n):
+        y = y * 0.5 + 1.0
+        out.append(y)
+    return out
+
+
+def _want(n: int) -> list[float]:
+    w, out = np.float32(3.0), []
+    for _ in range(n):
+        w = w * np.float32(0.5) + np.float32(1.0)
+        out.append(float(w))
+    return out
+
+
+def test_a_graph_refused_for_its_bindings_is_realized_in_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    device = vkml.cpu
+    seen: list[int] = []
+    real_prepare = type(device).prepare
+
+    def prepare(self: Any, schedule: Any, roots: Any) -> Any:
+        size = sum(1 for n in schedule if not n._computed)
+        seen.append(size)
+        if size > LIMIT:
+            raise BindingLimitError(f"simulated: {size} ops")
+        return real_prepare(self, schedule, roots)
+
+    monkeypatch.setattr(type(device), "prepare", prepare)
+    got = _chain(device, 20)
+    before = vkml.stats()["invocations"]
+    vkml.realize(*got)
+    assert [float(t.numpy()) for t in got] == _want(20)
+    assert seen[0] > LIMIT  # the whole was refused
+    assert vkml.stats()["invocations"] - before == sum(1 for s in seen if s <= LIMIT) > 1
+    # one root whose schedule is too long: a node half-way first, then the rest
+    (last,) = _chain(device, 20)[-1:]
+    last.realize()
+    assert float(last.numpy()) == _want(20)[-1]
+
+
+def test_a_single_op_that_cannot_load_raises_the_binding_limit_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    device = vkml.cpu
+
+    def prepare(self: Any, schedule: Any, roots: Any) -> Any:
+        raise BindingLimitError("simulated")
+
+    monkeypatch.setattr(type(device), "prepare", prepare)
+    x = vkml.tensor(np.ones(3, np.float32))
+    x = x + x
+    with pytest.raises(BindingLimitError, match="one add op on cpu"):
+        x.realize()
+    assert not x.node._computed
+
+
+@pytest.mark.parametrize("name", ["cpu", pytest.param("vulkan:0", marks=needs_vulkan)])
+def test_a_chain_of_100_scalar_results_realizes_together(name: str) -> None:
+    """On lavapipe the fenced literals are computed scalars that cross every cut, and IREE's
+    dispatch of them declared 42 storage buffers (found by the fuzz campaign, seed 1)."""
+    got = _chain(vkml.device(name), 100)
+    vkml.realize(*got)
+    assert [float(t.numpy()) for t in got] == _want(100)
