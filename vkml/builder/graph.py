@@ -200,13 +200,14 @@ class Graph:
         every = [*pending, *(m for n in pending for m in region_nodes(n))]
         loops = [n for n in every if n.op == "while"]
         launched = 1 if self._captured.roots else 0
+        queued = self._captured.device.queues_calls and not loops
         return Schedule(
             invocations_per_launch=launched,
             nodes=len(every),
             selects=sum(1 for n in every if n.op == "where"),
             loops=len(loops),
             forks=self._forks,
-            syncs_per_launch=launched,
+            syncs_per_launch=0 if queued else launched,
             launches=self._launches,
         )
 
@@ -220,8 +221,10 @@ class Schedule:
     conditionals too), ``selects`` of which choose on the device (device conditions,
     predicated loop turns), ``loops`` on device conditions, ``forks`` recorded (their
     branches run side by side in the one invocation), ``syncs_per_launch`` host waits
-    (each loop adds one per ``turns_per_sync`` turns it runs: a number only the data
-    decides), and how many ``launches`` have run."""
+    (one, the call's end, where the device does not queue calls; none for a launch queued on
+    Vulkan, whose result is waited for where it is read; each loop adds one per
+    ``turns_per_sync`` turns it runs: a number only the data decides), and how many
+    ``launches`` have run."""
 
     invocations_per_launch: int
     nodes: int

@@ -79,6 +79,10 @@ class Device:
     def download(self, storage: Any, dtype: DType, copy: bool = True) -> np.ndarray:
         raise NotImplementedError
 
+    # Whether a realize returns once its call is queued, before the call is done (reading a
+    # result waits for it): a launch of a recorded graph then costs no host wait.
+    queues_calls = False
+
     def synchronize(self) -> None:
         """Return once every call this device has queued is done; raise the first failure of
         one (a device that does not queue has nothing to wait for).

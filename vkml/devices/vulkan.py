@@ -47,6 +47,7 @@ class VulkanDevice(IreeDevice):
         )
         super().__init__(name, target)
         self.report = report
+        self.queues_calls = target.queued
         # A discrete GPU's host-visible memory is its own, read by the host over PCIe without
         # caching (64 MiB took 3 s on an H200): read results back through a staging copy. An
         # integrated GPU or a CPU implementation maps plain host memory: read it in place.

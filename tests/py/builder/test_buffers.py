@@ -88,3 +88,35 @@ def test_bad_buffers_are_refused_naming_the_parameter() -> None:
 
     with pytest.raises(vkml.ShapeError, match="2 buffers, one value returned"):
         one(X0, V0, buffer=("x", "v"))
+
+
+@pytest.mark.skipif(len(DEVICES) < 3, reason="needs a Vulkan device (make vulkan-drivers)")
+def test_g_of_n_on_vulkan_queues_n_launches_and_waits_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each launch is queued behind the one before (it reads the buffers that one is still
+    writing): no launch waits on the host; the result is waited for when it is read."""
+    device = DEVICES[2]
+    waits: list[object] = []
+    real = vkml.runtime.Pending.wait
+
+    def counted(self: vkml.runtime.Pending, spin: float = 0.0) -> None:
+        waits.append(self)
+        real(self, spin)
+
+    x, v = vkml.tensor(X0, device=device), vkml.tensor(V0, device=device)
+    g = vkml.Graph.builder(step)(
+        x, v, vkml.tensor(np.float32(0.25), device=device), buffer=("x", "v")
+    )
+    g(1)
+    assert g.schedule.syncs_per_launch == 0
+    monkeypatch.setattr(vkml.runtime.Pending, "wait", counted)
+    out = g(9)
+    assert waits == []
+    for got, want in zip(out, python_steps(10)):
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert len(set(map(id, waits))) == 1  # the one call of the last launch
+
+
+def test_a_launch_on_cpu_waits_for_its_call() -> None:
+    x, v = vkml.tensor(X0, device=vkml.cpu), vkml.tensor(V0, device=vkml.cpu)
+    g = vkml.Graph.builder(step)(x, v, vkml.tensor(np.float32(0.25)), buffer=("x", "v"))
+    assert g.schedule.syncs_per_launch == 1
