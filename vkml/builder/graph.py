@@ -200,7 +200,8 @@ class Graph:
         every = [*pending, *(m for n in pending for m in region_nodes(n))]
         loops = [n for n in every if n.op == "while"]
         launched = 1 if self._captured.roots else 0
-        queued = self._captured.device.queues_calls and not loops
+        device = self._captured.device
+        queued = device is not None and device.queues_calls and not loops
         return Schedule(
             invocations_per_launch=launched,
             nodes=len(every),
