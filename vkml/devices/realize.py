@@ -134,10 +134,11 @@ def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[No
 
 
 def _realize_in_parts(schedule: Sequence[Node], roots: list[Node]) -> None:
-    """Realize ``roots`` in two parts, each by ``realize_nodes`` (and so again in parts where
-    a part's module cannot be loaded either): half of the roots each, or, for one root, a
-    node half-way down its schedule first, then the root from it. Every op is a pure
-    function of its sources, so the parts give the bits the whole would have.
+    """Realize ``roots`` in parts, each by ``realize_nodes`` (and so again in parts where a
+    part's module cannot be loaded either): half of the roots each; for one root, a node
+    half-way down what it still needs, then the root from it, again until the root's module
+    loads. Every op is a pure function of its sources, so the parts give the bits the whole
+    would have.
 
     IREE 3.13 puts chains of one-element ops into one dispatch with a binding per value it
     reads or writes, and refuses to load a module with a dispatch of more than 32
@@ -154,18 +155,26 @@ def _realize_in_parts(schedule: Sequence[Node], roots: list[Node]) -> None:
         realize_nodes(roots[half:])
         return
     (root,) = roots
-    before = [n for n in schedule if not n._computed and n is not root]
-    if not before:
-        raise BindingLimitError(
-            f"IREE could not load the module of one {root.op} op on {root.device.name}: it "
-            f"binds more buffers than the device allows. This is vkml's bug; please report it"
-        )
-    realize_nodes([before[len(before) // 2]])
-    realize_nodes(roots)
+    while True:  # a loop, not recursion: a root may need many parts (a wide fan-in)
+        before = [n for n in toposort([root]) if not n._computed and n is not root]
+        if not before:
+            raise BindingLimitError(
+                f"IREE could not load the module of one {root.op} op on {root.device.name}: "
+                f"it binds more buffers than the device allows. This is vkml's bug; please "
+                f"report it"
+            )
+        realize_nodes([before[len(before) // 2]])
+        try:
+            realize_nodes(roots, in_parts=False)
+            return
+        except BindingLimitError:
+            continue
 
 
-def realize_nodes(nodes: Sequence[Node]) -> None:
-    """Compute every node in ``nodes`` that is not computed yet, in one invocation."""
+def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
+    """Compute every node in ``nodes`` that is not computed yet, in one invocation (or, when
+    IREE cannot load its module for the bindings, in parts unless ``in_parts`` is False:
+    ``_realize_in_parts``)."""
     roots: list[Node] = []
     for node in nodes:
         if not node._computed and node not in roots:
@@ -184,6 +193,8 @@ def realize_nodes(nodes: Sequence[Node]) -> None:
     try:
         call, leaves = device.prepare(schedule, distinct)
     except BindingLimitError:
+        if not in_parts:
+            raise
         _realize_in_parts(schedule, roots)
         return
     _step("invoke")

@@ -11,7 +11,7 @@ from vkml.dtypes import DType
 from vkml.errors import BindingLimitError, InvocationError
 from vkml.runtime.faults import invocation_error
 from vkml.runtime.hal import HalSession
-from vkml.runtime.pending import Pending, settle, wait_fence
+from vkml.runtime.pending import Pending, ResultView, settle, wait_fence
 from vkml.runtime.queue import StoragePool
 from vkml.runtime.stats import bump
 
@@ -163,6 +163,8 @@ class Executable:
             self.storage.give(*storage)
         bump("invocations")
         views = [outputs.get_as_object(i, rt.HalBufferView) for i in range(self.num_results)]
+        if call is not None:  # results IREE allocated, which the call is still writing
+            views = [_written_by(call, v) for v in views]
         return views, call
 
     def _finisher(
@@ -182,6 +184,13 @@ class Executable:
         """Drop the idle transient buffers (made again when next needed)."""
         if self.storage is not None:
             self.storage.release()
+
+
+def _written_by(call: Pending, view: rt.HalBufferView) -> ResultView:
+    """``view`` as a ``ResultView`` that ``call`` is still writing."""
+    result = ResultView(view.get_buffer(), list(view.shape), view.element_type)
+    result.pending = call
+    return result
 
 
 def _transients_size(function: rt.VmFunction) -> int:

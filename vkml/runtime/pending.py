@@ -24,6 +24,14 @@ import iree.runtime as rt
 _COMPLETING = threading.Lock()
 
 
+def _nothing() -> None:
+    pass
+
+
+def _same(exc: Exception) -> Exception:
+    return exc
+
+
 class Pending:
     """A queued call until it is known to be done: the semaphore value it signals, what must
     stay alive until then (its arguments and results), and what to give back after."""
@@ -60,6 +68,8 @@ class Pending:
         try:
             reached = self.semaphore.query() >= self.value
         except RuntimeError as exc:  # the call failed: IREE's status
+            if self.done:  # another thread found it done and gave the semaphore back first
+                return True
             raise self._error(exc) from exc
         if reached:
             self._complete()
@@ -86,6 +96,8 @@ class Pending:
             else:
                 fence.wait()
         except RuntimeError as exc:
+            if self.done:  # as in ``reached``
+                return
             raise self._error(exc) from exc
         self._complete()
 
@@ -94,8 +106,8 @@ class Pending:
             if self.done:
                 return
             self.done = True
-            self._keep = ()
-        self._finish()
+            finish, self._finish, self._error, self._keep = self._finish, _nothing, _same, ()
+        finish()  # what it holds (its executable, storage) is let go with it
 
 
 class ResultView(rt.HalBufferView):

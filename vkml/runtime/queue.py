@@ -31,7 +31,8 @@ from vkml.runtime.pending import Pending
 T = TypeVar("T")
 
 # Calls queued on one session before the next waits for the oldest (each holds a semaphore
-# and its module's transient storage until it is done).
+# and its module's transient storage until it is done); threads queueing at once may pass it
+# by one call each.
 MAX_IN_FLIGHT = 16
 
 
@@ -73,6 +74,7 @@ class SemaphorePool(_Pool[rt.HalSemaphore]):
         super().__init__(lambda: device.create_semaphore(0))
         self._nothing: rt.HalFence | None = None
         self._flight: deque[Pending] = deque()
+        self._failures: list[InvocationError] = []  # found by reap, raised by drain
 
     def queued(self, call: Pending) -> None:
         """Keep ``call`` (queued, not waited for) until ``reap`` finds it done."""
@@ -96,8 +98,9 @@ class SemaphorePool(_Pool[rt.HalSemaphore]):
                     oldest.wait()
                 elif not oldest.reached():
                     return
-            except InvocationError:
-                pass
+            except InvocationError as exc:
+                with self._lock:
+                    self._failures.append(exc)
             with self._lock:
                 if self._flight and self._flight[0] is oldest:
                     self._flight.popleft()
@@ -110,7 +113,8 @@ class SemaphorePool(_Pool[rt.HalSemaphore]):
         return self._nothing
 
     def drain(self, spin: float = 0.0) -> None:
-        """Wait for every call in flight (``Pending.wait``), then raise the first failure."""
+        """Wait for every call in flight (``Pending.wait``), then raise the first failure of
+        those or of the calls ``reap`` found failed since the last ``drain``."""
         with self._lock:
             flight = list(self._flight)
         failure: InvocationError | None = None
@@ -120,6 +124,9 @@ class SemaphorePool(_Pool[rt.HalSemaphore]):
             except InvocationError as exc:
                 failure = failure or exc
         self.reap()
+        with self._lock:
+            found, self._failures = self._failures, []
+        failure = failure or (found[0] if found else None)
         if failure is not None:
             raise failure
 
