@@ -152,6 +152,13 @@ def _launches(budget: Budget) -> Bench:
     )
     bench.rows.append(attempt("torch eager, while loop", lambda: _torch(x0, limit, budget)))
     bench.rows.append(attempt("jax.lax.while_loop (jit)", lambda: _jax(x0, limit, budget)))
+    bench.rows.append(
+        attempt(
+            "torch.while_loop (torch.compile, fullgraph)",
+            lambda: _torch_compiled(x0, limit, want, budget),
+            note="its compile (~40 s here) not timed",
+        )
+    )
     vk, hand = bench.rows[0], bench.rows[len(TURNS) + 1]
     if vk.timing is not None and hand.timing is not None:
         factor = vk.timing.median / hand.timing.median
@@ -178,6 +185,23 @@ def _torch(x0: np.ndarray, limit: float, budget: Budget) -> Timing:
         return v
 
     return time_calls(run, budget)
+
+
+def _torch_compiled(x0: np.ndarray, limit: float, want: np.ndarray, budget: Budget) -> Timing:
+    """``torch.while_loop`` (PyTorch's higher-order loop op) compiled by ``torch.compile``:
+    the loop is one compiled program, as vkml's builder makes it."""
+    torch = torch_module()
+    t = torch.from_numpy(x0.copy())
+    bound = torch.tensor(np.float32(limit))
+
+    def loop(v: Any, lim: Any) -> Any:
+        return torch.while_loop(lambda s: s.amax() < lim, lambda s: (s * A + B,), (v,))[0]
+
+    f = torch.compile(loop, fullgraph=True)
+    # inductor may contract x * A + B into one rounding: close to NumPy's state, not equal
+    # (one step more or less would be 1e-4 away)
+    np.testing.assert_allclose(f(t, bound).numpy(), want, rtol=2e-5)
+    return time_calls(lambda: f(t, bound), budget)
 
 
 def _jax(x0: np.ndarray, limit: float, budget: Budget) -> Timing:
