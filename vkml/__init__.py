@@ -33,6 +33,7 @@ from vkml.dtypes import (
 from vkml.errors import (
     ArtifactError,
     AxisError,
+    BindingLimitError,
     BuilderError,
     CacheWarning,
     CompileError,
@@ -183,6 +184,7 @@ def reset_stats() -> None:
 __all__ = [
     "ArtifactError",
     "AxisError",
+    "BindingLimitError",
     "BuilderError",
     "CacheWarning",
     "CompileError",
