@@ -14,9 +14,14 @@ from __future__ import annotations
 # IREE's llvm-cpu codegen ran a native integer reduce of a folded constant once instead of
 # once per element (a wrong sum; see the pass), and lavapipe caps the loop a native one is.
 # The scalar cut is not about numbers: it keeps IREE's scalar dispatches under its 32 bindings.
-# The last passes see what every other pass emitted: the boolean bound (compile time: IREE
-# copies boolean producers into each reader) and the NaN verifier.
-LAST: tuple[str, ...] = ("vkml-bound-bool-fusion", "vkml-verify-nan-semantics")
+# The last passes see what every other pass emitted: the fence of integer results read
+# further (IREE mapped a fused chain of them onto the wrong values), the boolean bound
+# (compile time: IREE copies boolean producers into each reader) and the NaN verifier.
+LAST: tuple[str, ...] = (
+    "vkml-fence-reused-integer-results",
+    "vkml-bound-bool-fusion",
+    "vkml-verify-nan-semantics",
+)
 PIPELINE: tuple[str, ...] = (
     "vkml-pairwise-reductions",
     "vkml-pairwise-integer-reductions",

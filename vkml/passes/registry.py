@@ -12,6 +12,7 @@ from vkml.passes import (
     bound_bool_fusion,
     bound_scalar_dispatches,
     exact_divide,
+    fence_reused_integer_results,
     isolate_widened_operands,
     pairwise_integer_reductions,
     pairwise_reductions,
@@ -33,6 +34,7 @@ PASSES: dict[str, ModuleType] = {
     isolate_widened_operands.ARGUMENT: isolate_widened_operands,
     bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
     bound_bool_fusion.ARGUMENT: bound_bool_fusion,
+    fence_reused_integer_results.ARGUMENT: fence_reused_integer_results,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name

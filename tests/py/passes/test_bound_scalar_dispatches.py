@@ -58,8 +58,10 @@ def _reaching_back(n: int, device: str) -> list[vkml.Tensor]:
 def test_a_chain_reading_across_cuts_is_never_a_wrong_answer(device: str) -> None:
     """IREE 3.13 gave wrong values (63 for 7) for this chain cut by barriers, with several
     scalars computed from across a cut; in raw StableHLO one barrier of (a, x0..x4) read as
-    #0 and #5 gave 7 for 11. The pass does not cut such a chain: IREE then refuses to load
-    it (too many bindings), an error naming vkml's bug, never a wrong answer."""
+    #0 and #5 gave 7 for 11. The pass does not cut such a chain; realize computes it in
+    parts where IREE refuses to load it. The chain folds onto earlier values (x ^ a ^ a),
+    which IREE also maps onto wrong results uncut, even at 6 steps: vkml-fence-reused-
+    integer-results (test_fence_reused_integer_results.py) keeps it right."""
     got = _reaching_back(3 * GROUP, device)
     try:
         vkml.realize(*got)
