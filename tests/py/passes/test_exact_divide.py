@@ -7,6 +7,7 @@ results of float arithmetic, but the recipe's result is integer bits and is comp
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -122,7 +123,9 @@ def compile_with(
 
     def use(names: tuple[str, ...]) -> None:
         monkeypatch.setattr(compile_module, "pipeline_for", lambda backend, loop_cap=None: names)
-        monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path / "-".join(names)))
+        # a directory per pipeline, named by a digest (the names joined outgrow a file name)
+        digest = hashlib.sha256("-".join(names).encode()).hexdigest()[:16]
+        monkeypatch.setenv("VKML_CACHE_DIR", str(tmp_path / digest))
         vkml.cpu.clear_executables()
         default_cache().clear_memory()
 
