@@ -26,8 +26,9 @@ class Executable:
     ``queued``: the function takes a wait and a signal fence last (``Abi.queued``); ``invoke``
     passes them and returns once the signal fence is reached, so either way the results are
     computed when it returns, while ``submit`` returns at once with the call still running
-    (``vkml.runtime.pending``). ``spin``: seconds a wait polls before it blocks. ``transients``: it takes a buffer for its transient values after
-    the tensors (``Abi.transients``), one from the executable's pool per call in flight.
+    (``vkml.runtime.pending``). ``spin``: seconds a wait polls before it blocks.
+    ``transients``: it takes a buffer for its transient values after the tensors
+    (``Abi.transients``), one from the executable's pool per call in flight.
     """
 
     __slots__ = (
@@ -91,7 +92,7 @@ class Executable:
             DeviceFaultError: the device was lost or faulted (INTERNAL, UNAVAILABLE, ...).
             InvocationError: any other failure. ``invocations`` is counted only on success.
         """
-        views, call = self._queue(args, device, physical, results, later=False)
+        views, call = self.submit(args, device, physical, results, waited=True)
         if call is not None:
             call.wait(self.spin)
         return views
@@ -102,6 +103,8 @@ class Executable:
         device: str | None = None,
         physical: str = "",
         results: Sequence[tuple[Sequence[int], DType]] = (),
+        *,
+        waited: bool = False,
     ) -> tuple[list[rt.HalBufferView], Pending | None]:
         """Queue one call of the entry function on ``args`` (as ``invoke``), without waiting
         for a queued module's call to end: its result views, and the call (``Pending``:
@@ -109,23 +112,13 @@ class Executable:
         None for a synchronous module (then the results are computed).
 
         An argument a queued call is still writing (a ``ResultView``) is waited for on the
-        device, by a queued module, or here, by a synchronous one.
+        device, by a queued module, or here, by a synchronous one. ``waited``: the caller
+        waits for the call at once (``invoke``), so a failure on the device leaves the
+        tensors unrealized rather than lost, and its error says so.
 
         Raises:
             As ``invoke``; a failure on the device after queueing is raised by the wait.
         """
-        return self._queue(args, device, physical, results, later=True)
-
-    def _queue(
-        self,
-        args: list[rt.HalBufferView],
-        device: str | None,
-        physical: str,
-        results: Sequence[tuple[Sequence[int], DType]],
-        later: bool,
-    ) -> tuple[list[rt.HalBufferView], Pending | None]:
-        """``submit``; ``later``: whether a failure on the device is met after the caller
-        returned (the error says the results are lost, not unrealized)."""
         name = device or self.session.driver
 
         def error(exc: Exception, queued: bool = False) -> Exception:
@@ -152,7 +145,7 @@ class Executable:
                 arg_list.push_ref(rt.HalFence.create_at(semaphore, value))
                 self.context.invoke(self.function, arg_list, outputs)
                 finish = self._finisher(semaphore, value, storage)
-                call = Pending(semaphore, value, finish, lambda e: error(e, later), args)
+                call = Pending(semaphore, value, finish, lambda e: error(e, not waited), args)
                 pool.queued(call)
             else:
                 self.context.invoke(self.function, arg_list, outputs)
