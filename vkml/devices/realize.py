@@ -133,7 +133,7 @@ def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[No
     return distinct, first
 
 
-def _realize_in_parts(schedule: Sequence[Node], roots: list[Node]) -> None:
+def _realize_in_parts(roots: list[Node]) -> None:
     """Realize ``roots`` in parts, each by ``realize_nodes`` (and so again in parts where a
     part's module cannot be loaded either): half of the roots each; for one root, a node
     half-way down what it still needs, then the root from it, again until the root's module
@@ -195,7 +195,7 @@ def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
     except BindingLimitError:
         if not in_parts:
             raise
-        _realize_in_parts(schedule, roots)
+        _realize_in_parts(roots)
         return
     _step("invoke")
     results = call([leaf._storage for leaf in leaves])
