@@ -124,10 +124,6 @@ class Executable:
         def error(exc: Exception, queued: bool = False) -> Exception:
             return invocation_error(exc, name, physical, self.entry, results, queued=queued)
 
-        arg_list = rt.VmVariantList(len(args) + 3)
-        for view in args:
-            arg_list.push_ref(view)
-        outputs = rt.VmVariantList(self.num_results)
         pool = self.session.semaphores
         if self.queued:
             pool.reap()
@@ -135,8 +131,8 @@ class Executable:
         else:
             settle(args)
         storage = self.storage.take() if self.storage is not None else None
-        if storage is not None:
-            arg_list.push_ref(storage[0])
+        arg_list = _argument_list(args, storage)
+        outputs = rt.VmVariantList(self.num_results)
         call: Pending | None = None
         try:
             if self.queued:
@@ -177,6 +173,19 @@ class Executable:
         """Drop the idle transient buffers (made again when next needed)."""
         if self.storage is not None:
             self.storage.release()
+
+
+def _argument_list(
+    args: list[rt.HalBufferView], storage: tuple[rt.HalBuffer, int] | None
+) -> rt.VmVariantList:
+    """A call's arguments: ``args``, then the storage buffer of a module that takes one (room
+    is left for the wait and signal fences of a queued call)."""
+    arg_list = rt.VmVariantList(len(args) + 3)
+    for view in args:
+        arg_list.push_ref(view)
+    if storage is not None:
+        arg_list.push_ref(storage[0])
+    return arg_list
 
 
 def _written_by(call: Pending, view: rt.HalBufferView) -> ResultView:
