@@ -126,9 +126,9 @@ class InvocationError(VkmlError, RuntimeError):
 
 
 class BindingLimitError(InvocationError):
-    """IREE could not load a module vkml compiled: one of its dispatches reads or writes more
-    buffers than the device binds at once (IREE's 32). Nothing ran; realize computes such a
-    graph in parts instead."""
+    """IREE could not load or run a module vkml compiled: one of its dispatches reads or writes
+    more buffers than the device binds at once (32 on Vulkan, refused at the load; 64 on cpu,
+    refused at the call). Nothing ran; realize computes such a graph in parts instead."""
 
 
 class DeviceFaultError(InvocationError):

@@ -111,7 +111,13 @@ class IreeDevice(Device):
         shapes = [(r.shape, r.dtype) for r in roots]
 
         def call(storages: Sequence[Any]) -> list[Any]:
-            return self._invoke(executable, list(storages), shapes, trailing)
+            try:
+                return self._invoke(executable, list(storages), shapes, trailing)
+            except BindingLimitError as exc:  # local-task refuses at the call, not the load
+                with self._lock:
+                    self._unloadable[key] = str(exc)
+                    self._executables.pop(key, None)
+                raise
 
         return call, leaves
 

@@ -141,8 +141,8 @@ def _realize_in_parts(roots: list[Node]) -> None:
     would have.
 
     IREE 3.13 puts chains of one-element ops into one dispatch with a binding per value it
-    reads or writes, and refuses to load a module with a dispatch of more than 32
-    (``BindingLimitError``); vkml-bound-scalar-dispatches cuts most such chains, but not
+    reads or writes; Vulkan refuses to load a module with a dispatch of more than 32, cpu to
+    run one of more than 64 (``BindingLimitError``); vkml-bound-scalar-dispatches cuts most such chains, but not
     those where several values cross a cut (IREE computed those cuts wrongly,
     benchmarks/results/stress-findings.md).
 
@@ -173,7 +173,7 @@ def _realize_in_parts(roots: list[Node]) -> None:
 
 def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
     """Compute every node in ``nodes`` that is not computed yet, in one invocation (or, when
-    IREE cannot load its module for the bindings, in parts unless ``in_parts`` is False:
+    IREE cannot load or run its module for the bindings, in parts unless ``in_parts`` is False:
     ``_realize_in_parts``)."""
     roots: list[Node] = []
     for node in nodes:
@@ -192,13 +192,13 @@ def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
     distinct, first = distinct_roots(schedule, roots)
     try:
         call, leaves = device.prepare(schedule, distinct)
-    except BindingLimitError:
+        _step("invoke")
+        results = call([leaf._storage for leaf in leaves])
+    except BindingLimitError:  # refused at the load (Vulkan) or at the call (local-task)
         if not in_parts:
             raise
         _realize_in_parts(roots)
         return
-    _step("invoke")
-    results = call([leaf._storage for leaf in leaves])
     _step("mark")
     for node, k in zip(roots, first):
         node._bind(results[k])

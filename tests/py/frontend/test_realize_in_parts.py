@@ -88,3 +88,45 @@ def test_a_chain_of_100_scalar_results_realizes_together(name: str) -> None:
     got = _chain(vkml.device(name), 100)
     vkml.realize(*got)
     assert [float(t.numpy()) for t in got] == _want(100)
+
+
+def test_a_call_refused_for_its_bindings_is_realized_in_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """IREE's local-task HAL (cpu) loads such a module and refuses the call instead, in its own
+    words; the refusal is simulated for the call of any module of more than ``LIMIT``
+    results, and remembered for the structure."""
+    from vkml.runtime.executable import Executable
+
+    real_init = Executable.__init__
+    calls: list[int] = []
+
+    class Refusing:
+        def __init__(self, context: Any, results: int) -> None:
+            self.context, self.results = context, results
+
+        def invoke(self, *args: Any) -> None:
+            calls.append(self.results)
+            if self.results > LIMIT:
+                raise RuntimeError(
+                    "Error invoking function: c/runtime/src/iree/hal/local/executable_library"
+                    "_util.c:77: RESOURCE_EXHAUSTED; dispatch requiring 70 bindings exceeds "
+                    "limit of 64"
+                )
+            self.context.invoke(*args)
+
+    def init(self: Any, *args: Any, **kw: Any) -> None:
+        real_init(self, *args, **kw)
+        self.context = Refusing(self.context, self.num_results)
+
+    monkeypatch.setattr(Executable, "__init__", init)
+    got = _chain(vkml.cpu, 20)
+    vkml.realize(*got)
+    assert [float(t.numpy()) for t in got] == _want(20)
+    assert calls[0] == 20 and calls[-1] <= LIMIT
+    # the same structures again: the refused ones are not called a second time
+    calls.clear()
+    again = _chain(vkml.cpu, 20)
+    vkml.realize(*again)
+    assert [float(t.numpy()) for t in again] == _want(20)
+    assert calls and max(calls) <= LIMIT
