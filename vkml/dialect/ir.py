@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
 from iree.compiler import ir, passmanager
 from iree.compiler.tools import CompilerOptions, CompilerToolError
@@ -49,10 +52,13 @@ def compile_stablehlo(
         CompilerCrash: iree-compile was killed by a signal (a crash).
         KeyboardInterrupt: it was stopped by SIGINT (Ctrl-C in the terminal reaches it too).
         subprocess.TimeoutExpired: it ran past ``timeout`` (and was killed).
+
+    On Linux iree-compile dies with the process that started it: a Python killed mid-compile
+    (``kill -9``, an out-of-memory kill) leaves no compiler running on.
     """
     done = subprocess.run(
         compile_command(backend, flags), input=text.encode(), capture_output=True,
-        timeout=timeout, check=False,
+        timeout=timeout, check=False, preexec_fn=_dies_with(os.getpid()),
     )  # fmt: skip
     if done.returncode == -signal.SIGINT:  # Ctrl-C reached the whole process group
         raise KeyboardInterrupt
@@ -61,6 +67,41 @@ def compile_stablehlo(
     if done.returncode != 0:
         raise CompilerToolError(done)
     return done.stdout
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """Linux's ``prctl``, ready to call in a child between fork and exec (no lookup left to
+    do there); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes, prctl.restype = [ctypes.c_int, ctypes.c_ulong], ctypes.c_int
+    return prctl  # type: ignore[no-any-return]
+
+
+_PRCTL = _prctl()
+
+
+def _dies_with(parent: int) -> Callable[[], None] | None:
+    """What the compiler's child process runs before exec: ask Linux to SIGKILL it when
+    ``parent`` (the thread that started it, which waits for it) dies, and exit at once if
+    ``parent`` is already gone."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
 
 
 class CompilerCrash(Exception):
