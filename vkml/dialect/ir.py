@@ -17,7 +17,7 @@ from iree.compiler.version import VERSION as COMPILER_VERSION
 # IREE ships no Python module for the stablehlo dialect. MLIR's bindings look for one each
 # time they wrap a stablehlo op and do not remember the miss: a search of sys.path per op,
 # half of vkml's pass time on a 3,000-op module. A None entry answers the search at once.
-sys.modules.setdefault("iree.compiler.dialects.stablehlo", None)
+sys.modules.setdefault("iree.compiler.dialects.stablehlo", None)  # type: ignore[arg-type]
 
 __all__ = [
     "COMPILER_VERSION",
