@@ -17,7 +17,7 @@ from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
 from vkml.errors import CompileError, ConfigError
 from vkml.passes import split_contractions
 from vkml.passes.pipeline import run_passes
-from vkml.passes.pipelines import pipeline_for
+from vkml.passes.pipelines import options_for, pipeline_for
 
 TIMEOUT_ENV = "VKML_COMPILE_TIMEOUT"
 DEFAULT_TIMEOUT_S = 600.0
@@ -38,10 +38,10 @@ def compile_module(text: str, target: Target) -> bytes:
     """
     names = pipeline_for(target.backend, target.loop_cap)
     if target.loop_cap is None:
-        return _iree(run_passes(text, names), target, [])
+        return _iree(run_passes(text, names, options_for(target.backend)), target, [])
     chunk = split_contractions.CHUNK
     while True:
-        options = {split_contractions.ARGUMENT: {"chunk": chunk}}
+        options = {**options_for(target.backend), split_contractions.ARGUMENT: {"chunk": chunk}}
         rewritten = run_passes(text, names, options)
         with tempfile.TemporaryDirectory(prefix="vkml-loops-") as dump:
             vmfb = _iree(rewritten, target, loop_budget.dump_flags(Path(dump)))

@@ -74,18 +74,24 @@ def _extreme(dtype: DType, largest: bool) -> float | int | bool:
     return hi if largest else lo
 
 
+def _extreme_of(b: FunctionBuilder, x: Value, axes: Sequence[int], largest: bool) -> Value:
+    """The maximum (minimum) of ``x`` over ``axes`` as a pairwise tree of ``select_max``
+    (``select_min``): a fixed order, so the result (NaN and signed zeros included) is the same
+    on every device. A float one is emitted as a ``stablehlo.reduce`` from the identity, which
+    vkml-pairwise-extremes rewrites into that tree (or keeps, where only compared)."""
+    pad = _extreme(x.dtype, not largest)
+    if x.dtype.is_float:
+        return b.reduce(x, axes, "maximum" if largest else "minimum", b.constant(pad, x.dtype))
+    return pairwise_reduce(b, x, axes, select_max if largest else select_min, pad)
+
+
 def minmax(largest: bool) -> Emitter:
-    """amax/amin as a pairwise tree of ``select_max``/``select_min``: a fixed order, so the
-    result (NaN and signed zeros included) is the same on every device."""
+    """amax/amin (``_extreme_of``)."""
 
     def emit(
         b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
     ) -> Value:
-        combine = select_max if largest else select_min
-        reduced = pairwise_reduce(
-            b, xs[0], attrs["axes"], combine, _extreme(xs[0].dtype, not largest)
-        )
-        return _keep(b, reduced, out)
+        return _keep(b, _extreme_of(b, xs[0], attrs["axes"], largest), out)
 
     return emit
 
@@ -101,9 +107,7 @@ def argextreme(largest: bool) -> Emitter:
         if axis is None:
             x = b.reshape(x, (math.prod(x.shape),))
             axis = 0
-        combine = select_max if largest else select_min
-        best = pairwise_reduce(b, x, (axis,), combine, _extreme(x.dtype, not largest))
-        best = _expand(b, best, x.shape, axis)
+        best = _expand(b, _extreme_of(b, x, (axis,), largest), x.shape, axis)
         hit = b.compare("EQ", x, best)
         if x.dtype.is_float:
             both_nan = b.binary("and", b.compare("NE", x, x), b.compare("NE", best, best))

@@ -8,6 +8,8 @@ name here is a pass it has.
 
 from __future__ import annotations
 
+from typing import Any
+
 # The determinism slot: every compile runs these, in this order, before IREE sees the module.
 # The NaN verifier comes last, so that it also checks what the passes before it emitted.
 # Integer reductions become trees too, though their results do not depend on the order:
@@ -24,6 +26,7 @@ LAST: tuple[str, ...] = (
 )
 PIPELINE: tuple[str, ...] = (
     "vkml-pairwise-reductions",
+    "vkml-pairwise-extremes",
     "vkml-pairwise-integer-reductions",
     "vkml-soft-f16",
     "vkml-bound-scalar-dispatches",
@@ -52,3 +55,12 @@ def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:
     if backend != "vulkan-spirv" or not VULKAN_PASSES:
         return (*first, *PIPELINE)
     return (*first, *PIPELINE[: -len(LAST)], *VULKAN_PASSES, *LAST)
+
+
+def options_for(backend: str) -> dict[str, dict[str, Any]]:
+    """The pass options (keyword arguments of a pass's ``run``) a compile for IREE ``backend``
+    sets: on llvm-cpu a float max/min that is only compared stays a native reduce (exact in
+    any order; IREE compiles it far faster than the tree: vkml-pairwise-extremes)."""
+    if backend == "llvm-cpu":
+        return {"vkml-pairwise-extremes": {"native_when_compared": True}}
+    return {}

@@ -14,6 +14,7 @@ from vkml.passes import (
     exact_divide,
     fence_reused_integer_results,
     isolate_widened_operands,
+    pairwise_extremes,
     pairwise_integer_reductions,
     pairwise_reductions,
     soft_f16,
@@ -25,6 +26,7 @@ from vkml.passes.pipelines import LOOP_CAP_PASSES, PIPELINE, VULKAN_PASSES, pipe
 
 PASSES: dict[str, ModuleType] = {
     pairwise_reductions.ARGUMENT: pairwise_reductions,
+    pairwise_extremes.ARGUMENT: pairwise_extremes,
     soft_f16.ARGUMENT: soft_f16,
     verify_nan_semantics.ARGUMENT: verify_nan_semantics,
     vulkan_nan.ARGUMENT: vulkan_nan,

@@ -24,7 +24,7 @@ import pytest
 import vkml
 from vkml.compiler import compile as compile_module
 from vkml.compiler.cache import default_cache
-from vkml.passes import vulkan_nan
+from vkml.passes import pairwise_extremes, vulkan_nan
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
 
@@ -269,12 +269,10 @@ def test_a_users_where_stays_a_select_the_verifier_accepts() -> None:
 def test_the_verifier_still_catches_a_nan_swallowing_maximum_after_the_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vkml.dialect import reduce_emitters
-
     def broken_select_max(b: Any, x: Any, y: Any) -> Any:
         return b.select(b.binary("or", b.compare("GE", x, y), b.compare("NE", y, y)), x, y)
 
-    monkeypatch.setattr(reduce_emitters, "select_max", broken_select_max)
+    monkeypatch.setattr(pairwise_extremes, "select_max", broken_select_max)
     text = vkml.emit_mlir(vkml.tensor([1.0, NAN, 3.0]).amax())
     with pytest.raises(vkml.CompileError, match="is a maximum that swallows NaN"):
         run_passes(text, VULKAN)
