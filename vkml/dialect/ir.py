@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ctypes
-import os
+import functools
+import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from iree.compiler import ir, passmanager
 from iree.compiler.tools import CompilerOptions, CompilerToolError
@@ -58,13 +58,16 @@ def compile_stablehlo(
         KeyboardInterrupt: it was stopped by SIGINT (Ctrl-C in the terminal reaches it too).
         subprocess.TimeoutExpired: it ran past ``timeout`` (and was killed).
 
-    On Linux iree-compile dies with the process that started it: a Python killed mid-compile
-    (``kill -9``, an out-of-memory kill) leaves no compiler running on.
+    On Linux (with util-linux's ``setpriv``) iree-compile dies with the process that started
+    it: a Python killed mid-compile (``kill -9``, an out-of-memory kill) leaves no compiler
+    running on.
     """
+    command = compile_command(backend, flags)
     done = subprocess.run(
-        compile_command(backend, flags), input=text.encode(), capture_output=True,
-        timeout=timeout, check=False, preexec_fn=_dies_with(os.getpid()),
+        _dies_with_parent(command), input=text.encode(), capture_output=True,
+        timeout=timeout, check=False,
     )  # fmt: skip
+    done.args = command  # what an error names: iree-compile, not the setpriv around it
     if done.returncode == -signal.SIGINT:  # Ctrl-C reached the whole process group
         raise KeyboardInterrupt
     if done.returncode < 0:
@@ -74,39 +77,27 @@ def compile_stablehlo(
     return done.stdout
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _prctl() -> Callable[..., int] | None:
-    """Linux's ``prctl``, ready to call in a child between fork and exec (no lookup left to
-    do there); None elsewhere."""
-    if not sys.platform.startswith("linux"):
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's ``setpriv``, where it can set a parent-death signal (Linux; util-linux
+    2.33 and later), else None."""
+    path = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if path is None:
         return None
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
+        usage = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
         return None
-    prctl.argtypes, prctl.restype = [ctypes.c_int, ctypes.c_ulong], ctypes.c_int
-    return prctl  # type: ignore[no-any-return]
+    return path if "--pdeathsig" in usage.stdout else None
 
 
-_PRCTL = _prctl()
-
-
-def _dies_with(parent: int) -> Callable[[], None] | None:
-    """What the compiler's child process runs before exec: ask Linux to SIGKILL it when
-    ``parent`` (the thread that started it, which waits for it) dies, and exit at once if
-    ``parent`` is already gone."""
-    prctl = _PRCTL
-    if prctl is None:
-        return None
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return arm
+def _dies_with_parent(command: list[str]) -> list[str]:
+    """``command`` run through ``setpriv --pdeathsig KILL`` where there is one: Linux kills it
+    when the thread that started it (and waits for it) dies. No Python code runs between
+    fork and exec (a ``preexec_fn`` would, and forking a threaded process that way can
+    deadlock the child)."""
+    setpriv = _setpriv()
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 class CompilerCrash(Exception):

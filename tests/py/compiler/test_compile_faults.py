@@ -6,6 +6,7 @@ module's size and how to split it."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -178,7 +179,10 @@ def _running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's parent-death signal")
+@pytest.mark.skipif(
+    shutil.which("setpriv") is None,
+    reason="Linux's parent-death signal, set by util-linux's setpriv",
+)
 def test_the_compiler_dies_with_a_killed_process(tmp_path: Path) -> None:
     """A Python process killed while iree-compile runs for it leaves no compiler running on
     (one did, for hours, growing to 23.5 GB, when a fuzz sitting was stopped)."""
