@@ -97,8 +97,7 @@ class IreeDevice(Device):
                     spin=self.spin,
                 )
             except BindingLimitError as exc:  # the next realize of this structure knows
-                with self._lock:
-                    self._unloadable[key] = str(exc)
+                self._remember_unloadable(key, exc)
                 raise
             entry = (executable, trailing)
             with self._lock:
@@ -114,12 +113,17 @@ class IreeDevice(Device):
             try:
                 return self._invoke(executable, list(storages), shapes, trailing)
             except BindingLimitError as exc:  # local-task refuses at the call, not the load
-                with self._lock:
-                    self._unloadable[key] = str(exc)
-                    self._executables.pop(key, None)
+                self._remember_unloadable(key, exc)
                 raise
 
         return call, leaves
+
+    def _remember_unloadable(self, key: Any, exc: BindingLimitError) -> None:
+        """Remember that IREE will not load or run the module of structure ``key`` (and drop
+        its executable, if it loaded), so the next realize of it goes to parts at once."""
+        with self._lock:
+            self._unloadable[key] = str(exc)
+            self._executables.pop(key, None)
 
     def _session_for(self, schedule: Sequence[Node]) -> Any:
         """The HAL session that runs this schedule's executable (the device's own here)."""

@@ -142,9 +142,9 @@ def _realize_in_parts(roots: list[Node]) -> None:
 
     IREE 3.13 puts chains of one-element ops into one dispatch with a binding per value it
     reads or writes; Vulkan refuses to load a module with a dispatch of more than 32, cpu to
-    run one of more than 64 (``BindingLimitError``); vkml-bound-scalar-dispatches cuts most such chains, but not
-    those where several values cross a cut (IREE computed those cuts wrongly,
-    benchmarks/results/stress-findings.md).
+    run one of more than 64 (``BindingLimitError``). vkml-bound-scalar-dispatches cuts most
+    such chains, but not those where several values cross a cut (IREE computed those cuts
+    wrongly, benchmarks/results/stress-findings.md).
 
     Raises:
         BindingLimitError: a single op's module cannot be loaded (nothing left to split).

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import iree.runtime as rt
 
 from vkml.dtypes import DType
 from vkml.errors import BindingLimitError, InvocationError
-from vkml.runtime.faults import invocation_error
+from vkml.runtime.faults import BINDING_LIMIT, invocation_error
 from vkml.runtime.hal import HalSession
 from vkml.runtime.pending import Pending, ResultView, settle, wait_fence
 from vkml.runtime.queue import StoragePool
 from vkml.runtime.stats import bump
-
-# How IREE 3.13 refuses a dispatch of more bindings than the HAL allows: "binding count 42 > 32"
-# (cpu), "declares 42 storage buffers, exceeding device limit 32" (Vulkan).
-# IREE's refusals of a dispatch that binds too many buffers: Vulkan's when it loads the
-# module, local-task's (cpu) when it records the call
-_BINDING_LIMIT = re.compile(
-    r"binding count \d+ > \d+|storage buffers, exceeding device limit"
-    r"|requiring \d+ bindings exceeds limit"
-)
 
 
 class Executable:
@@ -59,7 +49,7 @@ class Executable:
             ValueError,
             IndexError,
         ) as exc:  # IREE's status, as its bindings map it
-            kind = BindingLimitError if _BINDING_LIMIT.search(str(exc)) else InvocationError
+            kind = BindingLimitError if BINDING_LIMIT.search(str(exc)) else InvocationError
             raise kind(
                 f"IREE could not load a module vkml compiled onto {sess.driver}: {exc}. This is "
                 f"vkml's bug (a module it should have split or refused); please report the graph"
@@ -127,7 +117,7 @@ class Executable:
         name = device or self.session.driver
 
         def error(exc: Exception, queued: bool = False) -> Exception:
-            return _call_error(exc, name, physical, self.entry, results, queued)
+            return invocation_error(exc, name, physical, self.entry, results, queued=queued)
 
         pool = self.session.semaphores
         if self.queued:
@@ -178,24 +168,6 @@ class Executable:
         """Drop the idle transient buffers (made again when next needed)."""
         if self.storage is not None:
             self.storage.release()
-
-
-def _call_error(
-    exc: Exception,
-    device: str,
-    physical: str,
-    entry: str,
-    results: Sequence[tuple[Sequence[int], DType]],
-    queued: bool,
-) -> InvocationError:
-    """The vkml error for a failed call: ``BindingLimitError`` where IREE refused to run a
-    dispatch that binds too many buffers (cpu's refusal: nothing ran), otherwise
-    ``invocation_error``'s."""
-    if _BINDING_LIMIT.search(str(exc)):
-        return BindingLimitError(
-            f"IREE refused to run a module vkml compiled on {device}: {exc}. Nothing ran"
-        )
-    return invocation_error(exc, device, physical, entry, results, queued=queued)
 
 
 def _argument_list(

@@ -9,6 +9,10 @@ the request``. The code decides the class:
 - a lost device (Vulkan's ``VK_ERROR_DEVICE_LOST``, which IREE reports as ``INTERNAL``), and
   the codes of a device or driver that failed under the work (``INTERNAL``, ``UNAVAILABLE``,
   ``ABORTED``, ``DATA_LOSS``, ``DEADLINE_EXCEEDED``): ``DeviceFaultError``.
+- a dispatch that binds more buffers than the HAL allows, refused before anything ran
+  (cpu refuses the call: "dispatch requiring 70 bindings exceeds limit of 64", with the code
+  ``RESOURCE_EXHAUSTED``): ``BindingLimitError``, which realize answers by computing the graph
+  in parts.
 - anything else (``INVALID_ARGUMENT``, ...) is a module vkml built wrongly: ``InvocationError``.
 
 The original IREE text stays in the message, and the IREE exception is the ``__cause__``.
@@ -20,7 +24,7 @@ import re
 from collections.abc import Sequence
 
 from vkml.dtypes import DType
-from vkml.errors import DeviceFaultError, DeviceMemoryError, InvocationError
+from vkml.errors import BindingLimitError, DeviceFaultError, DeviceMemoryError, InvocationError
 
 # IREE's status codes as iree_status_code_string() spells them, each followed by "; ".
 _STATUS = re.compile(
@@ -29,6 +33,13 @@ _STATUS = re.compile(
     r"UNIMPLEMENTED|INTERNAL|UNAVAILABLE|DATA_LOSS|UNAUTHENTICATED|DEFERRED|INCOMPATIBLE);"
 )
 _LOST = re.compile(r"DEVICE_LOST|device (?:was |is |has been )?lost", re.IGNORECASE)
+# IREE 3.13's refusals of a dispatch that binds too many buffers: "binding count 48 > 32" and
+# "declares 42 storage buffers, exceeding device limit 32" when a module loads (cpu, Vulkan),
+# "dispatch requiring 70 bindings exceeds limit of 64" when cpu's local-task records a call.
+BINDING_LIMIT = re.compile(
+    r"binding count \d+ > \d+|storage buffers, exceeding device limit"
+    r"|requiring \d+ bindings exceeds limit"
+)
 FAULT_STATUSES = frozenset({"INTERNAL", "UNAVAILABLE", "ABORTED", "DATA_LOSS", "DEADLINE_EXCEEDED"})
 
 _MEMORY_REMEDY = (
@@ -108,6 +119,10 @@ def invocation_error(
     returned (a queued call), so its results are lost rather than left unrealized.
     """
     label = device_label(device, physical)
+    if BINDING_LIMIT.search(str(exc)):
+        return BindingLimitError(
+            f"IREE refused to run a module vkml compiled on {label}: {exc}. Nothing ran"
+        )
     nbytes: int | None = None
     head = f"{label} ran out of memory while running '{entry}'"
     if results:
