@@ -67,6 +67,17 @@ def find_ops(module: ir.Operation, predicate: Callable[[ir.Operation], bool]) ->
     return found
 
 
+def reduce_combiner(op: ir.Operation) -> str | None:
+    """The combiner of ``op`` when it is a one-input ``stablehlo.reduce`` whose body is a
+    single op (``"add"``, ``"maximum"``, ...: the name without ``stablehlo.``); else None."""
+    if op.name != "stablehlo.reduce" or len(op.operands) != 2:
+        return None
+    body = [o.name for o in op.regions[0].blocks[0].operations]
+    if len(body) != 2 or body[1] != "stablehlo.return":
+        return None
+    return body[0].removeprefix("stablehlo.")
+
+
 def replace_with_function_body(op: ir.Operation, function_text: str) -> None:
     """Replace ``op`` by the body of the single function in ``function_text``.
 

@@ -28,7 +28,12 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import select_max, select_min
 from vkml.dialect.ir import ir
 from vkml.dialect.pairwise import pairwise_reduce
-from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
+from vkml.dialect.rewrite import (
+    find_ops,
+    reduce_combiner,
+    replace_with_function_body,
+    tensor_type_of,
+)
 
 ARGUMENT = "vkml-pairwise-extremes"
 DESCRIPTION = (
@@ -36,20 +41,18 @@ DESCRIPTION = (
     "where only compared, if asked)"
 )
 
-_COMBINERS = ("stablehlo.maximum", "stablehlo.minimum")
+_COMBINERS = ("maximum", "minimum")
 # ops that pass a value on unchanged in every element they keep
 _MOVES = ("stablehlo.reshape", "stablehlo.broadcast_in_dim", "stablehlo.transpose")
 _NATIVE_DTYPES = ("float32", "float64")
 
 
 def _combiner(op: ir.Operation) -> str | None:
-    """``stablehlo.maximum`` or ``stablehlo.minimum`` when ``op`` is a float reduce of it."""
-    if op.name != "stablehlo.reduce" or len(op.operands) != 2:
+    """``maximum`` or ``minimum`` when ``op`` is a float reduce of it."""
+    name = reduce_combiner(op)
+    if name not in _COMBINERS or not tensor_type_of(op.operands[0].type).dtype.is_float:
         return None
-    body = [o.name for o in op.regions[0].blocks[0].operations]
-    if len(body) != 2 or body[0] not in _COMBINERS or body[1] != "stablehlo.return":
-        return None
-    return body[0] if tensor_type_of(op.operands[0].type).dtype.is_float else None
+    return name
 
 
 def only_compared(value: ir.Value) -> bool:
@@ -92,7 +95,7 @@ def run(module: ir.Operation, native_when_compared: bool = False) -> None:
             and only_compared(op.results[0])
         ):  # fmt: skip
             continue
-        largest = _combiner(op) == "stablehlo.maximum"
+        largest = _combiner(op) == "maximum"
         combine = select_max if largest else select_min
         identity = _is_identity(op.operands[1], largest)
         dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))

@@ -22,7 +22,12 @@ from __future__ import annotations
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.ir import ir
 from vkml.dialect.pairwise import pairwise_extreme, pairwise_sum
-from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
+from vkml.dialect.rewrite import (
+    find_ops,
+    reduce_combiner,
+    replace_with_function_body,
+    tensor_type_of,
+)
 
 ARGUMENT = "vkml-pairwise-integer-reductions"
 DESCRIPTION = (
@@ -34,12 +39,7 @@ _COMBINERS = ("add", "minimum", "maximum")
 
 def _combiner(op: ir.Operation) -> str | None:
     """``add``, ``minimum`` or ``maximum`` when ``op`` is an integer reduce of that op."""
-    if op.name != "stablehlo.reduce" or len(op.operands) != 2:
-        return None
-    body = [o.name for o in op.regions[0].blocks[0].operations]
-    if len(body) != 2 or body[1] != "stablehlo.return":
-        return None
-    name = body[0].removeprefix("stablehlo.")
+    name = reduce_combiner(op)
     if name not in _COMBINERS or tensor_type_of(op.operands[0].type).dtype.is_float:
         return None
     return name

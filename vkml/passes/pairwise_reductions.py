@@ -11,19 +11,19 @@ from __future__ import annotations
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.ir import ir
 from vkml.dialect.pairwise import pairwise_sum
-from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
+from vkml.dialect.rewrite import (
+    find_ops,
+    reduce_combiner,
+    replace_with_function_body,
+    tensor_type_of,
+)
 
 ARGUMENT = "vkml-pairwise-reductions"
 DESCRIPTION = "rewrite float sum reductions into the fixed pairwise tree"
 
 
 def _is_float_sum(op: ir.Operation) -> bool:
-    if op.name != "stablehlo.reduce" or len(op.operands) != 2:
-        return False
-    body = [o.name for o in op.regions[0].blocks[0].operations]
-    if body != ["stablehlo.add", "stablehlo.return"]:
-        return False
-    return tensor_type_of(op.operands[0].type).dtype.is_float
+    return reduce_combiner(op) == "add" and tensor_type_of(op.operands[0].type).dtype.is_float
 
 
 def run(module: ir.Operation) -> None:
