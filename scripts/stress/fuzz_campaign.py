@@ -7,6 +7,11 @@ of ``tests/py/fuzz/checker.py``, then realized again in pieces. A failing batch 
 hypothesis (on the failing devices only) to a minimal graph, printed for a regression test;
 the campaign then goes on with the next seed. Progress is printed after every batch.
 
+A device that faults (``DeviceFaultError``: lavapipe has lost its device under a batch) is not
+brought back within a process, so every later graph on it would crash too: the campaign counts
+that batch as one crash, saves its state and goes on in a fresh process (``os.execv``), at most
+``RESTARTS`` times a sitting.
+
     .venv/bin/python scripts/stress/fuzz_campaign.py --graphs 10000 --devices cpu,vulkan:0
 
 ``run(graphs, devices)`` returns the markdown section ``scripts/stress/run.py`` writes.
@@ -37,11 +42,23 @@ BATCH = 40  # graphs per realize: compile time grows slower than the graphs in a
 MAX_STEPS = 10
 MAX_REPEAT = 150  # one graph in ten is a step list replayed up to this often (~1,000+ nodes)
 CHUNK = 25  # batches per hypothesis seed (its first batch is hypothesis's simplest one)
+RESTARTS = 5  # fresh processes a sitting may start after device faults
+# set for the fresh process: the sitting's deadline (time.time()) and restarts so far
+DEADLINE_ENV, RESTARTS_ENV = "VKML_FUZZ_DEADLINE", "VKML_FUZZ_RESTARTS"
 
 
 class OutOfTime(BaseException):
     """The sitting's time is up: not an Exception, so hypothesis does not take it for a
     failure to shrink."""
+
+
+class DeviceLost(BaseException):
+    """A device faulted under a batch; the rest of the sitting needs a fresh process. Not an
+    Exception, so hypothesis does not shrink it."""
+
+    def __init__(self, device: str, message: str) -> None:
+        super().__init__(f"{device}: {message}")
+        self.device = device
 
 
 @dataclass
@@ -74,7 +91,13 @@ class Campaign:
         throwaway = self.shrinking is not None
         for device in devices:
             tally = Tally() if throwaway else self.tallies[device.name]
-            found += run_device(ref, device, tally, pieces=True)
+            crashes = tally.crashes
+            failures = run_device(ref, device, tally, pieces=True)
+            found += failures
+            fault = next((f for f in failures if _is_device_fault(f)), None)
+            if fault is not None:
+                tally.crashes = crashes + 1  # one fault, not the cascade of graphs after it
+                self._lost(device.name, fault, batch, throwaway)
         if not throwaway:
             self._count_reference(ref, found)
             self.done += 1
@@ -85,6 +108,18 @@ class Campaign:
         if found:
             self.shrinking = sorted({f.device for f in found if f.device != "reference"})
             raise AssertionError(_describe(found, batch))
+
+    def _lost(self, device: str, fault: Failure, batch: list[Case], throwaway: bool) -> None:
+        where = f"seed {self.seed}, batch {self.done + 1}"
+        found = _describe([fault], batch)
+        if not throwaway:
+            self.done += 1  # the batch is counted: a fresh process resumes after it
+        self.minimal.append(
+            f"{device} lost in {where}{' (shrinking)' if throwaway else ''}: {found}"
+        )
+        self.save()
+        self.progress()
+        raise DeviceLost(device, found)
 
     def _count_reference(self, ref: list[Oracle | None], found: list[Failure]) -> None:
         self.reference.graphs += len(ref)
@@ -97,6 +132,11 @@ class Campaign:
             for name, t in self.tallies.items()
         ]
         print(f"[fuzz {seconds:7.1f}s] " + "; ".join(parts), flush=True)
+
+
+def _is_device_fault(failure: Failure) -> bool:
+    """Whether ``failure`` is a device fault (not out-of-memory, which the device survives)."""
+    return failure.kind == "crash" and "DeviceFaultError:" in failure.message
 
 
 def _describe(found: list[Failure], batch: list[Case]) -> str:
@@ -147,8 +187,11 @@ def run(
     campaign = Campaign([vkml.device(d) for d in devices], {d: Tally() for d in devices})
     sittings, before = _resume(campaign, progress)
     sitting = time.perf_counter()
-    if minutes is not None:
-        campaign.deadline = sitting + 60 * minutes
+    deadline = float(os.environ.get(DEADLINE_ENV, "0")) or (
+        time.time() + 60 * minutes if minutes is not None else None
+    )
+    if deadline is not None:
+        campaign.deadline = sitting + deadline - time.time()
     if progress is not None:
         campaign.save = lambda: _save(
             progress, campaign, sittings, before + time.perf_counter() - sitting
@@ -162,7 +205,27 @@ def run(
             campaign.save()
     except OutOfTime:
         print(f"[fuzz] {minutes} minutes are up; the next sitting resumes at seed {campaign.seed}")
+    except DeviceLost as lost:
+        if progress is None:  # nothing to resume from: the report says what was run
+            print(f"[fuzz] {lost.device} faulted; stopping")
+        else:
+            _restart(lost, deadline)
     return report(campaign, graphs, sittings)
+
+
+def _restart(lost: DeviceLost, deadline: float | None) -> None:
+    """Go on in a fresh process (the same command), whose device is whole again."""
+    restarts = int(os.environ.get(RESTARTS_ENV, "0"))
+    if restarts >= RESTARTS:
+        print(f"[fuzz] {lost.device} faulted again after {restarts} fresh processes; stopping")
+        return
+    print(f"[fuzz] {lost.device} faulted; going on in a fresh process", flush=True)
+    os.environ[RESTARTS_ENV] = str(restarts + 1)
+    if deadline is not None:
+        os.environ[DEADLINE_ENV] = repr(deadline)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, *sys.argv])
 
 
 def _resume(campaign: Campaign, progress: Path | None) -> tuple[int, float]:
@@ -181,7 +244,8 @@ def _resume(campaign: Campaign, progress: Path | None) -> tuple[int, float]:
     campaign.minimal = list(state["minimal"])
     campaign.seed, campaign.done = state["seed"], state["done"]
     print(f"[fuzz] resuming at seed {campaign.seed}, batch {campaign.done + 1}")
-    return state["sittings"] + 1, state["seconds"]
+    restarted = RESTARTS_ENV in os.environ  # the same sitting, in a fresh process
+    return state["sittings"] + (0 if restarted else 1), state["seconds"]
 
 
 def _save(progress: Path, campaign: Campaign, sittings: int, seconds: float) -> None:

@@ -53,15 +53,15 @@ def _check_matmul(got: np.ndarray, want: np.ndarray, operands: list[np.ndarray],
     assert got.dtype == want.dtype and got.shape == want.shape, what
     a, b = (x.astype(np.float64) for x in operands)
     k = a.shape[-1]
-    with np.errstate(all="ignore"):
-        scale = np.matmul(np.abs(a), np.abs(b)).reshape(want.shape)
     accum = np.float64 if want.dtype == np.float64 else np.float32
     tiny = float(np.finfo(accum).tiny)
     final = _eps(want.dtype) if want.dtype.itemsize == 2 else 0.0
     g, w = got.astype(np.float64), want.astype(np.float64)
-    bound = 2 * k * float(np.finfo(accum).eps) * scale + final * np.abs(w) + k * tiny
-    ok = np.isfinite(scale) & (scale < float(ml_dtypes.finfo(want.dtype).max) / 2)
-    err = np.where(ok, np.abs(g - w), 0.0)
+    with np.errstate(all="ignore"):  # inf and NaN entries are masked out by ok
+        scale = np.matmul(np.abs(a), np.abs(b)).reshape(want.shape)
+        bound = 2 * k * float(np.finfo(accum).eps) * scale + final * np.abs(w) + k * tiny
+        ok = np.isfinite(scale) & (scale < float(ml_dtypes.finfo(want.dtype).max) / 2)
+        err = np.where(ok, np.abs(g - w), 0.0)
     bad = np.flatnonzero(err > np.where(ok, bound, 0.0))
     assert bad.size == 0, (
         f"{what}: matmul error {err.flat[bad[0]]:.3g} > bound {bound.flat[bad[0]]:.3g} at "
