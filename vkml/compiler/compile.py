@@ -1,5 +1,6 @@
-"""MLIR text -> vkml's passes for the target -> IREE -> ``.vmfb`` bytes, with the loop-budget
-check for drivers that cap shader loops (ADR 0012)."""
+"""MLIR text -> vkml's passes for the target -> IREE -> ``.vmfb`` bytes, with the checks of
+IREE's Vulkan code: workgroup races, and the loop budget for drivers that cap shader loops
+(ADR 0012)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from vkml.compiler import loop_budget
+from vkml.compiler import dispatch_dump, loop_budget, workgroup_races
 from vkml.compiler.target import Target
 from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
 from vkml.errors import CompileError, ConfigError
@@ -27,31 +28,54 @@ def compile_module(text: str, target: Target) -> bytes:
     """Run the vkml pipeline for the target, then IREE, over ``text``; return the ``.vmfb``
     bytes.
 
-    For a target whose driver caps shader loops, every dispatch's loop budget is checked
-    against the cap (``loop_budget``). Long contractions are cut into chunks first
-    (``vkml-split-contractions``); how many iterations IREE gives one chunk depends on its
-    tiling for the shapes, so when a dispatch is still over the cap and smaller chunks can
-    help, the module is compiled again with chunks as many times smaller as needed.
+    For a Vulkan target, IREE's code for each dispatch is read back and checked: that no
+    shader invocation may read workgroup memory before another one wrote it
+    (``workgroup_races``; such a module is compiled again with every transpose isolated,
+    ``vkml-isolate-transposes``), and, where the driver caps shader loops, that no
+    dispatch's loops can run into the cap (``loop_budget``). Long contractions are cut into
+    chunks first (``vkml-split-contractions``); how many iterations IREE gives one chunk
+    depends on its tiling for the shapes, so when a dispatch is still over the cap and
+    smaller chunks can help, the module is compiled again with chunks as many times smaller
+    as needed.
 
     Raises:
-        CompileError: IREE failed, or a dispatch could run past the target's loop cap.
+        CompileError: IREE failed, or a dispatch could race or run past the loop cap.
     """
-    names = pipeline_for(target.backend, target.loop_cap)
-    if target.loop_cap is None:
+    if target.backend != "vulkan-spirv":
+        names = pipeline_for(target.backend)
         return _iree(run_passes(text, names, options_for(target.backend)), target, [])
-    chunk = split_contractions.CHUNK
+    chunk, isolate = split_contractions.CHUNK, False
     while True:
-        options = {**options_for(target.backend), split_contractions.ARGUMENT: {"chunk": chunk}}
-        rewritten = run_passes(text, names, options)
-        with tempfile.TemporaryDirectory(prefix="vkml-loops-") as dump:
-            vmfb = _iree(rewritten, target, loop_budget.dump_flags(Path(dump)))
-            over = loop_budget.over_budget(Path(dump), target.loop_cap)
+        vmfb, over, racy = _compile_checked(text, target, chunk, isolate)
+        if racy:
+            if isolate:
+                raise _race_error(racy, target)
+            isolate = True
+            continue
         if not over:
             return vmfb
+        assert target.loop_cap is not None  # only a capped target has budgets to exceed
         smaller = _smaller_chunk(chunk, over, target.loop_cap)
         if smaller is None or not split_contractions.splits(text, smaller):
             raise _over_cap_error(over, target)
         chunk = smaller
+
+
+def _compile_checked(
+    text: str, target: Target, chunk: int, isolate: bool
+) -> tuple[bytes, list[loop_budget.Budget], list[str]]:
+    """One Vulkan compile: the module, the dispatches over the loop cap, the racy ones."""
+    options = dict(options_for(target.backend))
+    if target.loop_cap is not None:
+        options[split_contractions.ARGUMENT] = {"chunk": chunk}
+    names = pipeline_for(target.backend, target.loop_cap, isolate_transposes=isolate)
+    rewritten = run_passes(text, names, options)
+    with tempfile.TemporaryDirectory(prefix="vkml-dispatches-") as dump:
+        vmfb = _iree(rewritten, target, dispatch_dump.dump_flags(Path(dump)))
+        cap = target.loop_cap
+        over = loop_budget.over_budget(Path(dump), cap) if cap is not None else []
+        racy = workgroup_races.racy_dispatches(Path(dump))
+    return vmfb, over, racy
 
 
 def compile_timeout() -> float | None:
@@ -128,4 +152,15 @@ def _over_cap_error(over: Sequence[loop_budget.Budget], target: Target) -> Compi
         f"return a wrong answer. Realize this graph on another device, e.g. "
         f"vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml: its "
         f"lowering should have kept the loop short"
+    )
+
+
+def _race_error(racy: Sequence[str], target: Target) -> CompileError:
+    more = f" ({len(racy) - 1} more such dispatches)" if len(racy) > 1 else ""
+    return CompileError(
+        f"dispatch {racy[0]} could read workgroup memory that another shader invocation "
+        f"writes, with no barrier between them, on {target.name} (IREE's SPIR-V code for "
+        f"it, even with every transpose isolated){more}; vkml refuses to run it rather than "
+        f"return a wrong answer. Realize this graph on another device, e.g. "
+        f"vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml"
     )

@@ -57,16 +57,25 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
+# The modules of vkml/compiler that decide what a compile produces: the compile loop and
+# the checks of IREE's code that make it compile again another way or refuse.
+_COMPILE_STEPS = ("compile.py", "dispatch_dump.py", "loop_budget.py", "workgroup_races.py")
+
+
 @functools.cache
 def pipeline_fingerprint() -> str:
-    """A hash of the source of vkml's passes and emitters: the key hashes the MLIR *before*
-    the passes, so a changed pass must change the key even without a version bump."""
+    """A hash of the source of vkml's passes, emitters and compile checks: the key hashes the
+    MLIR *before* the passes, so a changed pass or check must change the key even without a
+    version bump."""
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
-    for folder in ("passes", "dialect"):
-        for source in sorted((package / folder).glob("*.py")):
-            h.update(source.name.encode())
-            h.update(source.read_bytes())
+    sources = [
+        s for folder in ("passes", "dialect") for s in sorted((package / folder).glob("*.py"))
+    ]
+    sources += [package / "compiler" / name for name in _COMPILE_STEPS]
+    for source in sources:
+        h.update(source.name.encode())
+        h.update(source.read_bytes())
     return h.hexdigest()
 
 

@@ -10,8 +10,7 @@ and this check turns any loop they missed into a ``CompileError`` at compile tim
 of a wrong answer at run time.
 
 How: IREE compiles the module with its IR printed, one file per executable, right before
-the conversion to SPIR-V (``--mlir-print-ir-before`` into ``--mlir-print-ir-tree-dir``).
-There every loop is an ``scf.for`` over 32-bit or index values. A dispatch's *budget* is
+the conversion to SPIR-V (``vkml.compiler.dispatch_dump``). There every loop is an ``scf.for`` over 32-bit or index values. A dispatch's *budget* is
 the iterations one invocation can run in all: the sum over its loops of the loop's trip
 count times those of the loops around it. A loop whose trip count cannot be bounded makes
 the budget unknown, which fails the check as an exceeded one does. The count is an upper
@@ -31,12 +30,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-# What IREE prints before this pass holds only structured loops with explicit bounds.
-DUMP_BEFORE = "iree-convert-to-spirv"
+from vkml.compiler.dispatch_dump import dump_files
 
 _FUNC = re.compile(r"^\s*func\.func @([\w$.-]+)")
 # (IREE may print a location after an op: `loc(...)`.)
@@ -57,11 +54,6 @@ _ARITH = re.compile(
     _RESULT + r"arith\.(muli|addi|minui|minsi|maxui|maxsi|divui|remui) (%[\w$.-]+), (%[\w$.-]+)\b"
 )
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-
-
-def dump_flags(directory: Path) -> list[str]:
-    """The IREE compiler flags that write each executable's pre-SPIR-V IR under ``directory``."""
-    return [f"--mlir-print-ir-before={DUMP_BEFORE}", f"--mlir-print-ir-tree-dir={directory}"]
 
 
 @dataclass(frozen=True)
@@ -210,11 +202,6 @@ def budgets(ir_text: str) -> list[Budget]:
 def _net_braces(line: str) -> int:
     text = _STRING.sub("", line)
     return text.count("{") - text.count("}")
-
-
-def dump_files(directory: Path) -> Iterable[Path]:
-    """The IR files IREE wrote under ``directory`` (one per executable variant)."""
-    return sorted(directory.rglob(f"*{DUMP_BEFORE}.mlir"))
 
 
 def over_budget(directory: Path, cap: int) -> list[Budget]:

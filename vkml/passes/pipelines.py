@@ -18,10 +18,13 @@ from typing import Any
 # The scalar cut is not about numbers: it keeps IREE's scalar dispatches under its 32 bindings.
 # The last passes see what every other pass emitted: the fence of integer results read
 # further (IREE mapped a fused chain of them onto the wrong values), the boolean bound
-# (compile time: IREE copies boolean producers into each reader) and the NaN verifier.
+# (compile time: IREE copies boolean producers into each reader), one operand for a value an
+# op reads twice across a fence (after every pass that fences: IREE's SPIR-V backend fails
+# on the copy such an op folds to) and the NaN verifier.
 LAST: tuple[str, ...] = (
     "vkml-fence-reused-integer-results",
     "vkml-bound-bool-fusion",
+    "vkml-unify-fenced-operands",
     "vkml-verify-nan-semantics",
 )
 PIPELINE: tuple[str, ...] = (
@@ -48,13 +51,23 @@ VULKAN_PASSES: tuple[str, ...] = (
 LOOP_CAP_PASSES: tuple[str, ...] = ("vkml-split-contractions",)
 
 
-def pipeline_for(backend: str, loop_cap: int | None = None) -> tuple[str, ...]:
+# The Vulkan recompile of a module whose dispatches could race on workgroup memory (see
+# vkml.compiler.workgroup_races): after the Vulkan passes, before the last ones (which must
+# see its fences).
+ISOLATE_TRANSPOSES = "vkml-isolate-transposes"
+
+
+def pipeline_for(
+    backend: str, loop_cap: int | None = None, isolate_transposes: bool = False
+) -> tuple[str, ...]:
     """The passes a compile for IREE ``backend`` runs, in order; ``loop_cap`` is the target
-    driver's shader loop cap (``Target.loop_cap``), if it has one."""
+    driver's shader loop cap (``Target.loop_cap``), if it has one; ``isolate_transposes``
+    (Vulkan only) adds ``vkml-isolate-transposes``."""
     first = LOOP_CAP_PASSES if loop_cap is not None else ()
-    if backend != "vulkan-spirv" or not VULKAN_PASSES:
+    if backend != "vulkan-spirv":
         return (*first, *PIPELINE)
-    return (*first, *PIPELINE[: -len(LAST)], *VULKAN_PASSES, *LAST)
+    isolate = (ISOLATE_TRANSPOSES,) if isolate_transposes else ()
+    return (*first, *PIPELINE[: -len(LAST)], *VULKAN_PASSES, *isolate, *LAST)
 
 
 def options_for(backend: str) -> dict[str, dict[str, Any]]:

@@ -13,16 +13,24 @@ from vkml.passes import (
     bound_scalar_dispatches,
     exact_divide,
     fence_reused_integer_results,
+    isolate_transposes,
     isolate_widened_operands,
     pairwise_extremes,
     pairwise_integer_reductions,
     pairwise_reductions,
     soft_f16,
     split_contractions,
+    unify_fenced_operands,
     verify_nan_semantics,
     vulkan_nan,
 )
-from vkml.passes.pipelines import LOOP_CAP_PASSES, PIPELINE, VULKAN_PASSES, pipeline_for
+from vkml.passes.pipelines import (
+    ISOLATE_TRANSPOSES,
+    LOOP_CAP_PASSES,
+    PIPELINE,
+    VULKAN_PASSES,
+    pipeline_for,
+)
 
 PASSES: dict[str, ModuleType] = {
     pairwise_reductions.ARGUMENT: pairwise_reductions,
@@ -37,8 +45,12 @@ PASSES: dict[str, ModuleType] = {
     bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
     bound_bool_fusion.ARGUMENT: bound_bool_fusion,
     fence_reused_integer_results.ARGUMENT: fence_reused_integer_results,
+    unify_fenced_operands.ARGUMENT: unify_fenced_operands,
+    isolate_transposes.ARGUMENT: isolate_transposes,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name
 # (tests/py/passes/test_pipelines.py checks that every name is one of PASSES).
-__all__ = ["LOOP_CAP_PASSES", "PASSES", "PIPELINE", "VULKAN_PASSES", "pipeline_for"]
+__all__ = [
+    "ISOLATE_TRANSPOSES", "LOOP_CAP_PASSES", "PASSES", "PIPELINE", "VULKAN_PASSES", "pipeline_for",
+]  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vkml.compiler import compile as pipeline, loop_budget
+from vkml.compiler import compile as pipeline, dispatch_dump, loop_budget
 from vkml.compiler.cache import cache_key
 from vkml.compiler.target import parse_precompile_targets, vulkan_target
 from vkml.dialect.ir import compile_stablehlo
@@ -164,7 +164,7 @@ def _native_sum(n: int) -> str:
 def test_iree_still_writes_the_ir_the_check_reads(tmp_path: Path) -> None:
     # IREE's native integer sum is one thread looping over the whole axis: the check must see
     # it (a compiler that stopped writing the IR would leave every module unchecked)
-    flags = [*LAVAPIPE.flags, *loop_budget.dump_flags(tmp_path)]
+    flags = [*LAVAPIPE.flags, *dispatch_dump.dump_flags(tmp_path)]
     compile_stablehlo(_native_sum(70_000), "vulkan-spirv", flags, timeout=None)
     [over] = loop_budget.over_budget(tmp_path, CAP)
     assert over.iterations == 70_000 and "reduction" in over.function

@@ -8,6 +8,7 @@ import pytest
 from numerics import assert_bit_exact
 
 import vkml
+from fuzz.bounds import check_value
 from fuzz.checker import Tally, oracles, run_device
 from fuzz.programs import build
 from fuzz.strategies import Case, Input, Step
@@ -298,3 +299,109 @@ def test_gathers_of_an_empty_tensor_give_an_empty_result(
     vkml.realize(*got)
     for t in got:
         assert t.numpy().shape == shape
+
+
+# found by the campaign on lavapipe (sittings 9 and 10), not shrunk: an op reading a value
+# twice, once across a fence (a fenced bit cast of a float argument beside the bit cast)
+FENCED_TWICE = [
+    Case(
+        (Input("float64", (1, 1, 4, 5), "special", 402),),
+        (
+            Step("view", 111, 179, 18, ()), Step("bitcast", 95, 193, 127, ()),
+            Step("fence", 20, 0, 17, (220, 42, 237, 13, 175, 149)),
+            Step("bitwise", 255, 235, 61, (1, 186, 243, 255, 120)),
+            Step("bitwise", 78, 120, 205, (0, 34, 87, 127, 90, 122)),
+            Step("softmax", 168, 0, 10, (208, 221)), Step("bitwise", 221, 55, 162, (26,)),
+        ),
+        observe=(148, 232, 254),
+    ),
+    Case(
+        (
+            Input("float32", (1,), "integral", 52498), Input("float32", (), "special", 65536),
+            Input("float32", (3,), "normal", 5674),
+        ),
+        (
+            Step("bitcast", 137, 106, 0, (112, 24, 172, 53, 45, 245)),
+            Step("concat", 105, 69, 23, (186,)), Step("bitwise", 243, 106, 214, (205, 252)),
+            Step("where", 12, 241, 232, (77, 185, 95, 109)),
+            Step("view", 196, 80, 154, (196, 215, 3, 195, 200, 18)),
+            Step("where", 255, 241, 28, (160, 179, 68, 160, 104, 144)),
+            Step("scalar", 109, 234, 179, (0,)), Step("bitcast", 170, 85, 169, ()),
+            Step("where", 115, 5, 169, (150, 125, 144, 188, 239)),
+            Step("reduce", 0, 254, 46, (105, 85, 12, 139, 35, 82)),
+        ),
+        observe=(167, 10, 15),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", FENCED_TWICE, ids=["float64-bits", "float32-bits"])
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_an_op_reading_a_value_and_its_fenced_copy_compiles(name: str, case: Case) -> None:
+    """IREE 3.13's SPIR-V backend failed on these graphs ("failed to legalize operation
+    'hal.interface.binding.subspan'"): an ``and`` of a fenced bit cast and the bit cast
+    became a dispatch reading one buffer twice, which folded to a plain copy
+    (vkml-unify-fenced-operands now gives the op one operand)."""
+    ref, _ = oracles([case])
+    assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+# found by the campaign (seed 14, batch 7), not shrunk: argsort along axis 0 of a float16
+# (2, 3, 5) input and a clamped cast of the same input, realized together
+SORTED_BESIDE_A_CAST = Case(
+    (Input("int64", (1, 3, 1), "normal", 23259), Input("float16", (2, 3, 5), "integral", 1)),
+    (
+        Step("gather", 11, 253, 52, (24, 158, 142, 79)),
+        Step("gather", 5, 81, 210, (160, 221, 79, 233)),
+        Step("cast", 69, 124, 245, (212, 137, 196, 249, 62)),
+        Step("bounded", 252, 14, 79, (234, 234)),
+        Step("view", 200, 155, 255, (120, 156, 15, 127, 99)), Step("bounded", 28, 41, 44, ()),
+    ),
+    observe=(70,),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_a_sort_beside_another_read_of_its_input_is_right(name: str) -> None:
+    """Lavapipe sorted two of the 15 columns wrongly: IREE staged the widened input in
+    workgroup memory, written by rows and read by columns with no barrier between
+    (vkml.compiler.workgroup_races now finds such a dispatch, and the module is compiled
+    again with its transposes isolated)."""
+    ref, _ = oracles([SORTED_BESIDE_A_CAST])
+    assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+# found by the campaign (seed 14, batch 7) on both devices, not shrunk: float32 tan(11)
+TAN_NEAR_A_POLE = Case(
+    (
+        Input("int32", (1,), "integral", 1169), Input("float16", (1, 1, 3, 5), "normal", 3434),
+        Input("int32", (1,), "integral", 100),
+    ),
+    (
+        Step("reduce", 132, 168, 172, ()), Step("bounded", 14, 167, 0, (201, 254, 127)),
+        Step("softmax", 191, 211, 148, (238, 142, 128, 85, 74, 33)),
+        Step("matmul", 54, 171, 222, (210, 195, 0)), Step("cast", 0, 61, 60, (132,)),
+        Step("bitcast", 132, 243, 149, (57, 119, 6, 66, 92)),
+        Step("softmax", 223, 52, 144, (1, 39, 28, 103, 33, 255)),
+        Step("reduce", 109, 97, 132, (0, 53, 249, 68, 221)), Step("while", 205, 81, 167, ()),
+        Step("fence", 241, 26, 0, ()),
+    ),
+    observe=(167, 27, 71),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_tan_near_a_pole_is_within_the_quotients_bound(name: str) -> None:
+    """tan(11) = -225.95 in float32 came out 0.0156 away on cpu (0.034 on lavapipe): over
+    256 ULP and over 16 eps absolute, the two bounds the checker knew, but within what
+    sin / cos promises there (docs/contracts.md, "sin and cos")."""
+    ref, _ = oracles([TAN_NEAR_A_POLE])
+    assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+def test_tan_further_off_than_the_quotients_bound_fails() -> None:
+    want = np.array([-225.95087], np.float32)
+    x = np.array([11.0], np.float32)
+    check_value("tan", np.array([-226.03], np.float32), want, [x], "cpu", "tan")  # 0.08 off
+    with pytest.raises(AssertionError, match="absolute error"):
+        check_value("tan", np.array([-226.2], np.float32), want, [x], "cpu", "tan")
