@@ -51,3 +51,16 @@ func.func @unsigned_and_bool(%u: tensor<ui32>, %b: tensor<i1>) -> (tensor<ui32>,
 // CHECK-NEXT: %[[G:.*]] = iree_tensor_ext.compute_barrier.end %[[B1]] : tensor<i1> -> tensor<i1>
 // CHECK-NEXT: %[[B2:.*]] = stablehlo.and %[[G]], %arg1
 // CHECK-NEXT: return %[[U1]], %[[U2]], %[[B1]], %[[B2]]
+
+// -----
+
+// A constant result is read as it is: no chain computes it (and a fenced constant read in a
+// device loop failed to compile for Vulkan).
+// CHECK-LABEL: func.func @constant_result
+func.func @constant_result(%b: tensor<i1>) -> (tensor<i1>, tensor<i1>) {
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %r = stablehlo.compare EQ, %b, %f, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+  return %r, %f : tensor<i1>, tensor<i1>
+}
+// CHECK-NOT: compute_barrier
+// CHECK: return

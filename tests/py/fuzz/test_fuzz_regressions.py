@@ -405,3 +405,28 @@ def test_tan_further_off_than_the_quotients_bound_fails() -> None:
     check_value("tan", np.array([-226.03], np.float32), want, [x], "cpu", "tan")  # 0.08 off
     with pytest.raises(AssertionError, match="absolute error"):
         check_value("tan", np.array([-226.2], np.float32), want, [x], "cpu", "tan")
+
+
+# found by the campaign (seed 13, batch 19 and shrunk): two device loops over a 0-d bool, and
+# the constant False both returned and read in the loops
+CONSTANT_IN_LOOPS = Case(
+    (Input("bool", (), "integral", 445),),
+    (
+        Step("while", 225, 5, 11, (128, 178, 33, 24, 19, 188)), Step("while", 20, 181, 119, ()),
+        Step("bitwise", 1, 254, 126, (89, 137, 112, 224, 165, 81)),
+        Step("binary", 120, 35, 252, (162, 41)),
+        Step("bitcast", 3, 194, 169, (72, 200, 143, 124, 198, 196)),
+        Step("creation", 254, 18, 96, ()),
+        Step("bitwise", 225, 46, 63, (207, 83, 15, 126, 7, 255)), Step("where", 67, 93, 254, ()),
+    ),
+    observe=(128,),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_a_constant_result_read_in_device_loops_compiles(name: str) -> None:
+    """Lavapipe's compile failed ("'stream.async.splat' op : streamable op expected to be in
+    an execution region"): vkml-fence-reused-integer-results fenced the constant, which IREE
+    then could not place inside the loops; constants are no longer fenced."""
+    ref, _ = oracles([CONSTANT_IN_LOOPS])
+    assert run_device(ref, vkml.device(name), Tally()) == []
