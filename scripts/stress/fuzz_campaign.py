@@ -89,37 +89,36 @@ class Campaign:
         ref, found = oracles(batch)
         devices = [d for d in self.devices if self.shrinking is None or d.name in self.shrinking]
         throwaway = self.shrinking is not None
+        lost: Failure | None = None
         for device in devices:
             tally = Tally() if throwaway else self.tallies[device.name]
             crashes = tally.crashes
             failures = run_device(ref, device, tally, pieces=True)
-            found += failures
             fault = next((f for f in failures if _is_device_fault(f)), None)
             if fault is not None:
-                tally.crashes = crashes + 1  # one fault, not the cascade of graphs after it
-                self._lost(device.name, fault, batch, throwaway)
+                # the fault and the device's wrong values, not the crashes of the graphs it
+                # could no longer run (neither counted as crashes nor as graphs checked)
+                cascade = {f.graph for f in failures if f.kind == "crash" and f is not fault}
+                tally.graphs -= len(cascade - {fault.graph, -1})
+                failures = [f for f in failures if f.kind == "violation" or f is fault]
+                tally.crashes = crashes + 1
+                lost = lost or fault
+            found += failures
         if not throwaway:
             self._count_reference(ref, found)
-            self.done += 1
+            self.done += 1  # counted: a fresh process after a fault resumes after it
             if found:
                 self.minimal.append(_describe(found, batch))  # as found; shrinking may refine it
             self.save()
             self.progress()
+        if lost is not None:
+            where = f"seed {self.seed}, batch {self.done}{' (shrinking)' if throwaway else ''}"
+            self.minimal.append(f"{lost.device} lost in {where}: {_describe([lost], batch)}")
+            self.save()
+            raise DeviceLost(lost.device, _describe([lost], batch))
         if found:
             self.shrinking = sorted({f.device for f in found if f.device != "reference"})
             raise AssertionError(_describe(found, batch))
-
-    def _lost(self, device: str, fault: Failure, batch: list[Case], throwaway: bool) -> None:
-        where = f"seed {self.seed}, batch {self.done + 1}"
-        found = _describe([fault], batch)
-        if not throwaway:
-            self.done += 1  # the batch is counted: a fresh process resumes after it
-        self.minimal.append(
-            f"{device} lost in {where}{' (shrinking)' if throwaway else ''}: {found}"
-        )
-        self.save()
-        self.progress()
-        raise DeviceLost(device, found)
 
     def _count_reference(self, ref: list[Oracle | None], found: list[Failure]) -> None:
         self.reference.graphs += len(ref)
