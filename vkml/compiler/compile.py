@@ -16,7 +16,7 @@ from vkml.compiler import dispatch_dump, loop_budget, workgroup_races
 from vkml.compiler.target import Target
 from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
 from vkml.errors import CompileError, ConfigError
-from vkml.passes import split_contractions
+from vkml.passes import isolate_relayouts, split_contractions
 from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import options_for, pipeline_for
 
@@ -30,9 +30,9 @@ def compile_module(text: str, target: Target) -> bytes:
 
     For a Vulkan target, IREE's code for each dispatch is read back and checked: that no
     shader invocation may read workgroup memory before another one wrote it
-    (``workgroup_races``; such a module is compiled again with every transpose isolated,
-    ``vkml-isolate-transposes``), and, where the driver caps shader loops, that no
-    dispatch's loops can run into the cap (``loop_budget``). Long contractions are cut into
+    (``workgroup_races``; such a module is compiled again with every transpose, broadcast
+    and reverse reading a stored value, ``vkml-isolate-relayouts``), and, where the driver
+    caps shader loops, that no dispatch's loops can run into the cap (``loop_budget``). Long contractions are cut into
     chunks first (``vkml-split-contractions``); how many iterations IREE gives one chunk
     depends on its tiling for the shapes, so when a dispatch is still over the cap and
     smaller chunks can help, the module is compiled again with chunks as many times smaller
@@ -42,13 +42,14 @@ def compile_module(text: str, target: Target) -> bytes:
         CompileError: IREE failed, or a dispatch could race or run past the loop cap.
     """
     if target.backend != "vulkan-spirv":
+        assert target.loop_cap is None, "only a Vulkan target has a loop cap to check"
         names = pipeline_for(target.backend)
         return _iree(run_passes(text, names, options_for(target.backend)), target, [])
     chunk, isolate = split_contractions.CHUNK, False
     while True:
         vmfb, over, racy = _compile_checked(text, target, chunk, isolate)
         if racy:
-            if isolate:
+            if isolate or not isolate_relayouts.may_change(text):
                 raise _race_error(racy, target)
             isolate = True
             continue
@@ -68,7 +69,7 @@ def _compile_checked(
     options = dict(options_for(target.backend))
     if target.loop_cap is not None:
         options[split_contractions.ARGUMENT] = {"chunk": chunk}
-    names = pipeline_for(target.backend, target.loop_cap, isolate_transposes=isolate)
+    names = pipeline_for(target.backend, target.loop_cap, isolate_relayouts=isolate)
     rewritten = run_passes(text, names, options)
     with tempfile.TemporaryDirectory(prefix="vkml-dispatches-") as dump:
         vmfb = _iree(rewritten, target, dispatch_dump.dump_flags(Path(dump)))
@@ -160,7 +161,7 @@ def _race_error(racy: Sequence[str], target: Target) -> CompileError:
     return CompileError(
         f"dispatch {racy[0]} could read workgroup memory that another shader invocation "
         f"writes, with no barrier between them, on {target.name} (IREE's SPIR-V code for "
-        f"it, even with every transpose isolated){more}; vkml refuses to run it rather than "
+        f"it, even with its transposes and broadcasts reading stored values){more}; vkml refuses to run it rather than "
         f"return a wrong answer. Realize this graph on another device, e.g. "
         f"vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml"
     )

@@ -2,85 +2,189 @@
 invocation reads shared (workgroup) memory that another invocation wrote without a barrier
 between them.
 
-IREE 3.13's SPIR-V ``BaseDistribute`` pipeline keeps a producer it cloned into a dispatch (a
-widening ``extf`` from float16, say) as a buffer in workgroup memory when the dispatch's
-consumer reads it through another indexing map than its own, such as a transpose. Each
-invocation computes part of the buffer and then reads other parts, and IREE puts no barrier
-between the two: on lavapipe, whose invocations of a workgroup run in groups of 8 one after
-another, the reads see values not written yet. ``x.T + 1`` realized with ``-x`` for a
-float16 ``x`` of shape (3, 7) came back wrong (the fuzz campaign found it as a wrong
-``argsort`` along axis 0). Where the consumer reads the buffer with the producer's own map,
-each invocation reads back only what it wrote, which needs no barrier: IREE does that for
-every float16 elementwise dispatch.
+IREE 3.13's SPIR-V ``BaseDistribute`` pipeline keeps a value it computes inside a dispatch (a
+widening ``extf`` from float16, float16 arithmetic rounded in software) as a buffer in
+workgroup memory when the dispatch reads it through another indexing than the one it was
+computed in, such as a transpose or a broadcast. Each invocation computes part of the buffer
+and then reads other parts, and IREE puts no barrier between the two: on lavapipe, whose
+invocations of a workgroup run in groups of 8 one after another, the reads see values not
+written yet. ``x.T + 1`` realized with ``-x`` for a float16 ``x`` of shape (3, 7) came back
+wrong (the fuzz campaign found it as a wrong ``argsort`` along axis 0). Where the reader uses
+the buffer with the writer's own indexing, each invocation reads back only what it wrote,
+which needs no barrier: IREE does that for every float16 elementwise dispatch.
 
-How: for each ``memref.alloc`` in ``#spirv.storage_class<Workgroup>`` of a function without
-a barrier (``gpu.barrier``, ``spirv.ControlBarrier``), every read of it must use the indices
-of a write of it, as the same SSA values: values one invocation computed, so it reads its
-own element. Any other access (another index, a subview, a vector transfer) is a possible
-race. The check is conservative: a function it flags may be fine, and vkml then compiles it
-another way or refuses it (``vkml.compiler.compile``).
+The check reads each function line by line and fails closed: anything it does not
+understand is a possible race (vkml then compiles the module another way or refuses it,
+``vkml.compiler.compile``; a false alarm costs a compile, a missed race a wrong answer).
+
+- A buffer in workgroup memory is any value defined on a line with
+  ``#spirv.storage_class<Workgroup>``; it may be used only by ``memref.store`` and
+  ``memref.load``. Any other line that names such a buffer, or that mentions workgroup memory
+  without defining one, fails the check.
+- A read is an invocation's own element when every write of the buffer uses the same indices,
+  one of them computed from the invocation's thread id (``gpu.thread_id``; not a constant, not
+  a loop counter every invocation shares), and a write with them comes before the read in a
+  region that encloses it (a name means one value only in the regions it is visible in: the
+  printer reuses names in sibling regions). Two invocations may then write one element (IREE
+  gives some invocations no element of their own), but both write the value IREE stages for
+  that element, computed from the element's position: what one reads back is that value.
+- Any other read needs, after every earlier write of the buffer, a barrier (``gpu.barrier``,
+  ``spirv.ControlBarrier``) before the read, in a region that encloses both; and a buffer
+  written after a read of another element needs some barrier after that read.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from vkml.compiler.dispatch_dump import dump_files
 
-_FUNC = re.compile(r"^\s*func\.func @([\w$.-]+)", re.MULTILINE)
-_ALLOC = re.compile(
-    r"(%[\w$.-]+) = memref\.alloca?\(\) : memref<[^>]*#spirv\.storage_class<Workgroup>>"
-)
-_BARRIER = re.compile(r"\b(gpu\.barrier|spirv\.ControlBarrier)\b")
-_STORE = re.compile(r"\bmemref\.store %[\w$.-]+, (%[\w$.-]+)\[([^\]]*)\]")
-_LOAD = re.compile(r"\bmemref\.load (%[\w$.-]+)\[([^\]]*)\]")
+_FUNC = re.compile(r'^\s*func\.func\s+(?:\w+\s+)*@("[^"]*"|[\w$.-]+)', re.MULTILINE)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_WORKGROUP = "storage_class<Workgroup>"
+_DEF = re.compile(r"^\s*(%[\w$.-]+)(?::\d+)? = ")
+_NAME = r"%[\w$.-]+"
+_STORE = re.compile(rf"^\s*memref\.store ({_NAME}), ({_NAME})\[([^\]]*)\]")
+_LOAD = re.compile(rf"^\s*{_NAME} = memref\.load ({_NAME})\[([^\]]*)\]")
+_BARRIER = re.compile(r"^\s*(?:gpu\.barrier|spirv\.ControlBarrier)\b")
+_THREAD_ID = re.compile(rf"^\s*({_NAME}) = gpu\.thread_id [xyz]\b")
+_FOR = re.compile(rf"\bscf\.for ({_NAME}) = (.*)$")
+
+
+@dataclass(frozen=True)
+class _Access:
+    line: int
+    scope: tuple[int, ...]  # the regions enclosing it, outermost first
+    indices: str
+
+
+def _encloses(outer: tuple[int, ...], inner: tuple[int, ...]) -> bool:
+    return inner[: len(outer)] == outer
+
+
+class _Function:
+    """What one function does with workgroup memory, read line by line."""
+
+    def __init__(self) -> None:
+        self.per_thread: set[str] = set()  # names whose value depends on the thread id
+        self.shared: set[str] = set()
+        self.stores: dict[str, list[_Access]] = {}
+        self.loads: dict[str, list[_Access]] = {}
+        self.barriers: list[_Access] = []
+        self.unknown = False  # a use of workgroup memory the check cannot follow
+
+    def read(self, number: int, line: str, scope: tuple[int, ...]) -> None:
+        text = _STRING.sub('""', line)
+        if _BARRIER.match(text):
+            self.barriers.append(_Access(number, scope, ""))
+            return
+        self._follow_thread_ids(text)
+        store, load = _STORE.match(text), _LOAD.match(text)
+        if store and store.group(2) in self.shared and store.group(1) not in self.shared:
+            self._add(self.stores, store.group(2), _Access(number, scope, store.group(3).strip()))
+            return
+        if load and load.group(1) in self.shared:
+            self._add(self.loads, load.group(1), _Access(number, scope, load.group(2).strip()))
+            return
+        if _WORKGROUP in text:
+            defined = _DEF.match(text)
+            if defined:
+                self.shared.add(defined.group(1))
+                uses = set(re.findall(_NAME, text[defined.end() :])) & self.shared
+                self.unknown |= bool(uses)  # a view of a buffer: not followed
+            else:
+                self.unknown = True
+            return
+        if set(re.findall(_NAME, text)) & self.shared:
+            self.unknown = True
+
+    @staticmethod
+    def _add(table: dict[str, list[_Access]], buffer: str, access: _Access) -> None:
+        table.setdefault(buffer, []).append(access)
+
+    def may_race(self) -> bool:
+        if self.unknown:
+            return True
+        for buffer, loads in self.loads.items():
+            stores = self.stores.get(buffer, [])
+            own = self._own_indices(stores)
+            for load in loads:
+                mine = own is not None and load.indices == own
+                if mine and any(
+                    s.line < load.line and _encloses(s.scope, load.scope) for s in stores
+                ):
+                    continue  # its own element, written before
+                if not self._synchronized(stores, load):
+                    return True
+        return False
+
+    def _follow_thread_ids(self, text: str) -> None:
+        if tid := _THREAD_ID.match(text):
+            self.per_thread.add(tid.group(1))
+            return
+        # a value computed from one that depends on the thread id, or a loop counter that
+        # starts from a thread's offset
+        defined = _FOR.search(text) or _DEF.match(text)
+        if defined:
+            operands = text[defined.end(1) :]
+            if set(re.findall(_NAME, operands)) & self.per_thread:
+                self.per_thread.add(defined.group(1))
+
+    def _own_indices(self, stores: list[_Access]) -> str | None:
+        """The indices every write uses, if each invocation's depend on its thread id."""
+        written = {s.indices for s in stores}
+        if len(written) != 1:
+            return None
+        (indices,) = written
+        if not set(re.findall(_NAME, indices)) & self.per_thread:
+            return None  # a constant or a shared counter: every invocation's same element
+        return indices
+
+    def _synchronized(self, stores: list[_Access], load: _Access) -> bool:
+        for store in stores:
+            if store.line < load.line:
+                if not any(
+                    store.line < b.line < load.line
+                    and _encloses(b.scope, store.scope)
+                    and _encloses(b.scope, load.scope)
+                    for b in self.barriers
+                ):
+                    return False
+            elif not any(b.line > load.line for b in self.barriers):
+                return False  # a later write (a loop's next turn) with no barrier after
+        return True
 
 
 def racy_functions(ir_text: str) -> list[str]:
     """The functions of one executable's pre-SPIR-V IR ``ir_text`` that may race on
-    workgroup memory."""
+    workgroup memory (workgroup memory outside any function counts as the first's)."""
     found: list[str] = []
-    functions = _FUNC.split(ir_text)  # [before, name, body, name, body, ...]
-    for name, body in zip(functions[1::2], functions[2::2]):
-        if _may_race(body):
+    parts = _FUNC.split(ir_text)  # [before, name, body, name, body, ...]
+    names, bodies = parts[1::2], parts[2::2]
+    if names and _WORKGROUP in _STRING.sub('""', parts[0]):
+        found.append(names[0])
+    for name, body in zip(names, bodies):
+        if _analyse(body).may_race() and name not in found:
             found.append(name)
     return found
 
 
-def _may_race(body: str) -> bool:
-    shared = set(_ALLOC.findall(body))
-    if not shared or _BARRIER.search(body):
-        return False
-    # (buffer, indices, the region nesting the store is in): a name means one value only
-    # within the regions it is visible in (the printer reuses names in sibling regions)
-    written: list[tuple[str, str, tuple[int, ...]]] = []
+def _analyse(body: str) -> _Function:
+    lines = body.splitlines()
+    function = _Function()
     scopes: list[int] = []
     opened = 0
-    accesses = 0
-    for line in body.splitlines():
-        here = tuple(scopes)
-        if store := _STORE.search(line):
-            if store.group(1) in shared:
-                written.append((store.group(1), store.group(2), here))
-                accesses += 1
-        elif (load := _LOAD.search(line)) and load.group(1) in shared:
-            accesses += 1
-            if not any(
-                b == load.group(1) and i == load.group(2) and here[: len(s)] == s
-                for b, i, s in written
-            ):
-                return True  # an element another invocation may have written
-        for char in _STRING.sub("", line):
+    for number, line in enumerate(lines):
+        function.read(number, line, tuple(scopes))
+        for char in _STRING.sub('""', line):
             if char == "{":
                 opened += 1
                 scopes.append(opened)
             elif char == "}" and scopes:
                 scopes.pop()
-    # any other use of the buffer (a subview, a vector load or store): not proven safe
-    uses = sum(len(re.findall(re.escape(b) + r"(?![\w$.-])", body)) for b in shared)
-    return uses != accesses + len(shared)
+    return function
 
 
 def racy_dispatches(directory: Path) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import compute_dtype, sum_accumulator
 from vkml.dialect.types import TensorType, Value
+from vkml.dtypes import float64, int32
 
 
 def shift(b: FunctionBuilder, y: Value, axis: int, k: int, fill: Value) -> Value:
@@ -36,9 +37,19 @@ def emit_cumsum(
     acc = compute_dtype(out.dtype) if out.dtype.is_float else sum_accumulator(xs[0].dtype)
     y = b.convert(xs[0], acc)
     axis = attrs["axis"]
-    fill = b.constant(-0.0 if acc.is_float else 0, acc)
+    # IREE 3.13 cannot compile a pad whose fill is a non-zero 64-bit value ("'stream.yield' op
+    # used resource not listed in explicit captures", on llvm-cpu and Vulkan alike), so a
+    # float64 scan pads with +0.0 and keeps y itself in the first k places, which is what
+    # adding -0.0 gives
+    wide = acc == float64
+    fill = b.constant(0.0 if wide else -0.0 if acc.is_float else 0, acc)
+    position = b.iota(y.shape, axis, int32) if wide else None
     k = 1
     while k < y.shape[axis]:
-        y = b.binary("add", y, shift(b, y, axis, k, fill))
+        added = b.binary("add", y, shift(b, y, axis, k, fill))
+        if position is not None:
+            first = b.compare("LT", position, b.constant(k, int32, y.shape))
+            added = b.select(first, y, added)
+        y = added
         k *= 2
     return b.convert(y, out.dtype)

@@ -1,33 +1,62 @@
-"""Give every transpose a dispatch of its own, reading a stored value and stored in turn: the
-way vkml recompiles a Vulkan module whose dispatches could race on workgroup memory.
+"""Read every transpose, broadcast, reverse and contraction from stored values, and store a
+transpose's result and every widened value: the way vkml recompiles a Vulkan module whose
+dispatches could race on workgroup memory.
 
-IREE 3.13's SPIR-V codegen stages a producer it cloned into a dispatch (a widening convert
-from float16) in workgroup memory when the dispatch reads it transposed, and puts no
-barrier between the invocations that write it and those that read it
-(``vkml.compiler.workgroup_races``, which finds such dispatches after a compile). With a
-fusion fence on each side of every transpose, no dispatch computes a value and reads it
-transposed: the transpose reads a stored value and its result is stored. A fence costs no
-queue operation, only the stored value (``vkml.dialect.fences``).
+IREE 3.13's SPIR-V codegen stages a value it computes inside a dispatch in workgroup memory
+when the dispatch reads it through another indexing than the one it was computed in:
+transposed, broadcast along a new dimension, or as both sides of a contraction of length 1
+(which IREE turns into a broadcast product). It puts no barrier between the invocations that
+write the staged value and those that read it (``vkml.compiler.workgroup_races``, which finds
+such dispatches after a compile). The values so staged were computed in the reading dispatch:
+elementwise producers IREE fused into it, and widening conversions (float16 to float32),
+which IREE clones into every dispatch that reads them, even from a stored value. So this pass
+puts a fusion fence on every computed operand of those ops, and after every transpose (IREE
+moves transposes past elementwise ops) and every widening conversion; a ``dot_general`` of
+operands narrower than its result reads them converted and stored. A fence costs no queue
+operation, only the stored value (``vkml.dialect.fences``).
 
-Not in the default pipeline: most modules have no such dispatch, and keep the transposes
-IREE fuses. ``vkml.compiler.compile`` adds it when the check finds a race.
+Not in the default pipeline: most modules have no such dispatch, and keep the fusion.
+``vkml.compiler.compile`` adds it when the check finds a race.
 """
 
 from __future__ import annotations
+
+import re
 
 from vkml.dialect.fences import FUSION_STOPS
 from vkml.dialect.ir import ir
 from vkml.dialect.rewrite import fence_fusion, find_ops
 
-ARGUMENT = "vkml-isolate-transposes"
-DESCRIPTION = "read and store every transpose across fusion fences"
+ARGUMENT = "vkml-isolate-relayouts"
+DESCRIPTION = "read relayouts and contractions from stored values, store widened values"
+
+# ops that read their operand through another indexing than their result's
+RELAYOUTS = frozenset(
+    {
+        "stablehlo.transpose",
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.reverse",
+        "stablehlo.dot_general",
+    }
+)
+# a value of these is stored or folded already: no fence needed
+_STORED = FUSION_STOPS | {"stablehlo.constant"}
 
 
-def _isolate(op: ir.Operation) -> None:
-    source = op.operands[0]
-    owner = source.owner
-    if not isinstance(owner, ir.Block) and owner.name not in FUSION_STOPS:
-        op.operands[0] = fence_fusion(source, op, after=False)
+def may_change(text: str) -> bool:
+    """Whether the pass may change the module spelled ``text`` (a compile that found a race
+    need not compile again when it would not)."""
+    return any(f"{name} " in text for name in (*RELAYOUTS, "stablehlo.convert"))
+
+
+def _fence_operands(op: ir.Operation) -> None:
+    for i, source in enumerate(list(op.operands)):
+        owner = source.owner
+        if not isinstance(owner, ir.Block) and owner.name not in _STORED:
+            op.operands[i] = fence_fusion(source, op, after=False)
+
+
+def _fence_result(op: ir.Operation) -> None:
     result = op.results[0]
     readers = [use.owner for use in result.uses]
     if not readers:
@@ -39,7 +68,46 @@ def _isolate(op: ir.Operation) -> None:
                 reader.operands[i] = fenced
 
 
+def _widens(op: ir.Operation) -> bool:
+    """A ``stablehlo.convert`` to a wider element type (``float16`` to ``float32``, ...):
+    IREE clones such a conversion into every dispatch that reads its result."""
+    if op.name != "stablehlo.convert":
+        return False
+    source = ir.RankedTensorType(op.operands[0].type).element_type
+    result = ir.RankedTensorType(op.results[0].type).element_type
+    return _bits(result) > _bits(source)
+
+
+def _bits(element: ir.Type) -> int:
+    """The width of an element type spelled ``f16``, ``bf16``, ``i1``, ``ui32``, ..."""
+    width = re.search(r"\d+$", str(element))
+    return int(width.group()) if width else 0
+
+
+def _widen_operands(op: ir.Operation) -> None:
+    """A ``dot_general`` of narrower operands than its result (float16 into float32) reads
+    them widened by a conversion of its own, stored: IREE widens them inside the dispatch,
+    and a contraction of length 1 becomes a broadcast product of the widened values."""
+    result = ir.RankedTensorType(op.results[0].type).element_type
+    for i, source in enumerate(list(op.operands)):
+        ranked = ir.RankedTensorType(source.type)
+        if _bits(ranked.element_type) >= _bits(result) or str(ranked.element_type)[0] != "f":
+            continue
+        with ir.InsertionPoint(op), op.location:
+            wide = ir.RankedTensorType.get(ranked.shape, result)
+            widened = ir.Operation.create(
+                "stablehlo.convert", results=[wide], operands=[source]
+            ).result
+        op.operands[i] = fence_fusion(widened, op, after=False)
+
+
 def run(module: ir.Operation) -> None:
-    """Fence both sides of every ``stablehlo.transpose`` of ``module``."""
-    for op in find_ops(module, lambda o: o.name == "stablehlo.transpose"):
-        _isolate(op)
+    """Fence the operands of every relayout of ``module``, and the result of a transpose
+    and of a widening conversion."""
+    for op in find_ops(module, lambda o: o.name in RELAYOUTS or _widens(o)):
+        if op.name == "stablehlo.dot_general":
+            _widen_operands(op)
+        if op.name in RELAYOUTS:
+            _fence_operands(op)
+        if op.name == "stablehlo.transpose" or _widens(op):
+            _fence_result(op)

@@ -54,19 +54,19 @@ LOOP_CAP_PASSES: tuple[str, ...] = ("vkml-split-contractions",)
 # The Vulkan recompile of a module whose dispatches could race on workgroup memory (see
 # vkml.compiler.workgroup_races): after the Vulkan passes, before the last ones (which must
 # see its fences).
-ISOLATE_TRANSPOSES = "vkml-isolate-transposes"
+ISOLATE_RELAYOUTS = "vkml-isolate-relayouts"
 
 
 def pipeline_for(
-    backend: str, loop_cap: int | None = None, isolate_transposes: bool = False
+    backend: str, loop_cap: int | None = None, isolate_relayouts: bool = False
 ) -> tuple[str, ...]:
     """The passes a compile for IREE ``backend`` runs, in order; ``loop_cap`` is the target
-    driver's shader loop cap (``Target.loop_cap``), if it has one; ``isolate_transposes``
-    (Vulkan only) adds ``vkml-isolate-transposes``."""
+    driver's shader loop cap (``Target.loop_cap``), if it has one; ``isolate_relayouts``
+    (Vulkan only) adds ``vkml-isolate-relayouts``."""
     first = LOOP_CAP_PASSES if loop_cap is not None else ()
     if backend != "vulkan-spirv":
         return (*first, *PIPELINE)
-    isolate = (ISOLATE_TRANSPOSES,) if isolate_transposes else ()
+    isolate = (ISOLATE_RELAYOUTS,) if isolate_relayouts else ()
     return (*first, *PIPELINE[: -len(LAST)], *VULKAN_PASSES, *isolate, *LAST)
 
 

@@ -13,7 +13,7 @@ from vkml.passes import (
     bound_scalar_dispatches,
     exact_divide,
     fence_reused_integer_results,
-    isolate_transposes,
+    isolate_relayouts,
     isolate_widened_operands,
     pairwise_extremes,
     pairwise_integer_reductions,
@@ -25,7 +25,7 @@ from vkml.passes import (
     vulkan_nan,
 )
 from vkml.passes.pipelines import (
-    ISOLATE_TRANSPOSES,
+    ISOLATE_RELAYOUTS,
     LOOP_CAP_PASSES,
     PIPELINE,
     VULKAN_PASSES,
@@ -46,11 +46,11 @@ PASSES: dict[str, ModuleType] = {
     bound_bool_fusion.ARGUMENT: bound_bool_fusion,
     fence_reused_integer_results.ARGUMENT: fence_reused_integer_results,
     unify_fenced_operands.ARGUMENT: unify_fenced_operands,
-    isolate_transposes.ARGUMENT: isolate_transposes,
+    isolate_relayouts.ARGUMENT: isolate_relayouts,
 }
 
 # The orders are data (``pipelines``), re-exported here beside the passes they name
 # (tests/py/passes/test_pipelines.py checks that every name is one of PASSES).
 __all__ = [
-    "ISOLATE_TRANSPOSES", "LOOP_CAP_PASSES", "PASSES", "PIPELINE", "VULKAN_PASSES", "pipeline_for",
+    "ISOLATE_RELAYOUTS", "LOOP_CAP_PASSES", "PASSES", "PIPELINE", "VULKAN_PASSES", "pipeline_for",
 ]  # fmt: skip

@@ -36,6 +36,8 @@ _IDEMPOTENT = frozenset({"stablehlo.and", "stablehlo.or", "stablehlo.maximum", "
 _OPAQUE = frozenset({
     "stablehlo.custom_call", "stablehlo.optimization_barrier", "stablehlo.rng",
     "stablehlo.rng_bit_generator", "iree_tensor_ext.compute_barrier.start",
+    "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.recv", "stablehlo.send",
+    "stablehlo.after_all", "stablehlo.create_token",
 })  # fmt: skip
 
 
@@ -113,6 +115,18 @@ def _unify(op: ir.Operation, keys: _Keys) -> None:
                 op.operands[i] = keep
 
 
+def _reads_plain_values(op: ir.Operation) -> bool:
+    """An op whose operands are only values: a StableHLO op with several operands, no
+    regions, and nothing else to it (a custom call may alias an operand it is given)."""
+    name = op.name
+    return (
+        len(op.operands) > 1
+        and not len(op.regions)
+        and name.startswith("stablehlo.")
+        and name not in _OPAQUE
+    )
+
+
 def run(module: ir.Operation) -> None:
     """Unify the fenced duplicate operands of every op of ``module``."""
     ops: list[ir.Operation] = []
@@ -129,6 +143,6 @@ def run(module: ir.Operation) -> None:
         return
     keys = _Keys()
     for op in ops:
-        if len(op.operands) > 1 and not len(op.regions) and op.name.startswith("stablehlo."):
+        if _reads_plain_values(op):
             _unify(op, keys)
         keys.add(op)

@@ -1,6 +1,6 @@
 """The workgroup-race check of IREE's Vulkan code (vkml.compiler.workgroup_races) and what
-compile_module does with a racy module: compile it again with every transpose isolated, or
-refuse it.
+compile_module does with a racy module: compile it again with its transposes, broadcasts and
+reverses reading stored values (vkml-isolate-relayouts), or refuse it.
 
 Found by the fuzz campaign (seed 14): ``argsort`` along axis 0 of a float16 (2, 3, 5) tensor,
 realized beside an elementwise result of the same tensor, was wrong on lavapipe. IREE staged
@@ -17,7 +17,7 @@ import pytest
 from numerics import assert_bit_exact
 
 import vkml
-from vkml.compiler import compile as compiling, workgroup_races
+from vkml.compiler import compile as compiling, dispatch_dump, workgroup_races
 from vkml.compiler.target import vulkan_target
 from vkml.errors import CompileError
 
@@ -26,7 +26,7 @@ needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 # IREE's code for the racy dispatch (trimmed): the first region writes rows, the second
 # reads columns; the printer reuses the names %5-%8 in the second region.
 RACY = """
-  func.func @main_dispatch_0_elementwise_transpose_7x3_f32xi32() {
+  func.func @main_dispatch_0_elementwise_transpose_7x3_f32xi32() attributes {gpu.known_block_size = array<i32: 4, 8, 1>} {
     %thread_id_x = gpu.thread_id x upper_bound 4
     %thread_id_y = gpu.thread_id y upper_bound 8
     %2 = arith.index_castui %thread_id_y : index to i32
@@ -56,7 +56,7 @@ RACY = """
 
 # Every float16 elementwise dispatch: each invocation reads back the element it wrote.
 OWN_ELEMENT = """
-  func.func @main_dispatch_1_elementwise_21_f32xf16() {
+  func.func @main_dispatch_1_elementwise_21_f32xf16() attributes {gpu.known_block_size = array<i32: 8, 1, 1>} {
     %thread_id_x = gpu.thread_id x upper_bound 8
     %alloc = memref.alloc() : memref<8xf32, #spirv.storage_class<Workgroup>>
     scf.if %7 {
@@ -84,14 +84,109 @@ def test_reading_back_ones_own_element_is_not_a_race() -> None:
     ]
 
 
-def test_a_barrier_or_an_unread_access_decides() -> None:
+def test_a_barrier_between_the_write_and_the_read_synchronizes() -> None:
     synced = RACY.replace("    scf.if %4 {", "    gpu.barrier\n    scf.if %4 {")
     assert workgroup_races.racy_functions(synced) == []
-    viewed = OWN_ELEMENT.replace(
-        "      %14 = arith.negf %13 : f32",
-        "      %v = memref.subview %alloc[0] [4] [1] : memref<8xf32, #spirv.storage_class<Workgroup>> to memref<4xf32>",
-    )  # a use the check cannot follow: not proven safe
-    assert workgroup_races.racy_functions(viewed) == ["main_dispatch_1_elementwise_21_f32xf16"]
+
+
+WG = "memref<8xf32, #spirv.storage_class<Workgroup>>"
+OWN = f"      memref.store %12, %alloc[%thread_id_x] : {WG}\n"
+
+
+# What the check must not take for safe (each found in review; the check fails closed)
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("%alloc[%thread_id_x]", "%alloc[%c0]"),  # one element for every invocation
+        (OWN, OWN + f"      memref.store %12, %alloc[%j] : {WG}\n"),  # a second write
+        ("%alloc[%thread_id_x]", "%alloc[%arg0]"),  # a counter every invocation shares
+        ("%14 = arith.negf %13 : f32", f"%v = memref.subview %alloc[0] [4] [1] : {WG} to {WG}"),
+        ("      %13 = memref.load %alloc[%thread_id_x]", "      %13 = memref.load %alloc[%c1]"),
+    ],
+    ids=["constant-index", "second-write", "shared-counter", "subview", "other-element"],
+)  # fmt: skip
+def test_what_the_check_cannot_prove_is_a_race(change: tuple[str, str]) -> None:
+    old, new = change
+    assert old in OWN_ELEMENT
+    assert workgroup_races.racy_functions(OWN_ELEMENT.replace(old, new)) == [
+        "main_dispatch_1_elementwise_21_f32xf16"
+    ]
+
+
+FOREIGN = OWN_ELEMENT.replace(
+    "%13 = memref.load %alloc[%thread_id_x]", "%13 = memref.load %alloc[%c1]"
+)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("memref<8xf32, #spirv", "memref<8xvector<4xf32>, #spirv"),  # a vector element type
+        ("memref.alloc() :", "memref.alloc() {alignment = 64 : i64} :"),
+        ("    %alloc = ", "    gpu.barrier\n    %alloc = "),  # a barrier before the write
+    ],
+    ids=["vector-type", "alignment", "barrier-before"],
+)
+def test_a_read_of_another_element_is_found_however_the_buffer_is_spelled(
+    change: tuple[str, str],
+) -> None:
+    old, new = change
+    assert old in FOREIGN
+    assert workgroup_races.racy_functions(FOREIGN.replace(old, new)) == [
+        "main_dispatch_1_elementwise_21_f32xf16"
+    ]
+
+
+def test_a_barrier_in_another_region_or_a_string_does_not_synchronize() -> None:
+    in_if = RACY.replace(
+        "    scf.if %4 {", "    scf.if %4 {\n      gpu.barrier\n    }\n    scf.if %4 {"
+    )
+    assert workgroup_races.racy_functions(in_if) != []
+    quoted = RACY.replace(
+        "    scf.if %4 {", '    %q = "x.y"() {s = "gpu.barrier"} : () -> i32\n    scf.if %4 {'
+    )
+    assert workgroup_races.racy_functions(quoted) != []
+    helper = RACY + "  func.func private @helper() {\n    gpu.barrier\n    return\n  }\n"
+    assert "main_dispatch_0_elementwise_transpose_7x3_f32xi32" in workgroup_races.racy_functions(
+        helper
+    )
+
+
+# The fuzz case reduced: argsort's keys of a transposed float16 input, and -x
+SORT_KEYS_BESIDE_A_NEGATION = """
+func.func @main(%arg0: tensor<3x7xf16>) -> (tensor<7x3xi32>, tensor<3x7xf16>) {
+    %v0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<3x7xf16>) -> tensor<7x3xf16>
+    %v1 = stablehlo.convert %v0 : (tensor<7x3xf16>) -> tensor<7x3xf32>
+    %v2 = stablehlo.bitcast_convert %v1 : (tensor<7x3xf32>) -> tensor<7x3xi32>
+    %v3 = stablehlo.constant dense<2147483647> : tensor<7x3xi32>
+    %v4 = stablehlo.and %v2, %v3 : tensor<7x3xi32>
+    %v5 = stablehlo.constant dense<0> : tensor<7x3xi32>
+    %v6 = stablehlo.compare LT, %v2, %v5, SIGNED : (tensor<7x3xi32>, tensor<7x3xi32>) -> tensor<7x3xi1>
+    %v7 = stablehlo.xor %v2, %v3 : tensor<7x3xi32>
+    %v8 = stablehlo.select %v6, %v7, %v2 : tensor<7x3xi1>, tensor<7x3xi32>
+    %v9 = stablehlo.compare EQ, %v4, %v5, SIGNED : (tensor<7x3xi32>, tensor<7x3xi32>) -> tensor<7x3xi1>
+    %v10 = stablehlo.select %v9, %v5, %v8 : tensor<7x3xi1>, tensor<7x3xi32>
+    %v11 = stablehlo.constant dense<2139095040> : tensor<7x3xi32>
+    %v12 = stablehlo.compare GT, %v4, %v11, SIGNED : (tensor<7x3xi32>, tensor<7x3xi32>) -> tensor<7x3xi1>
+    %v13 = stablehlo.select %v12, %v3, %v10 : tensor<7x3xi1>, tensor<7x3xi32>
+    %v14 = stablehlo.constant dense<2147483647> : tensor<i32>
+    %v15 = stablehlo.pad %v13, %v14, low = [0, 0], high = [0, 1], interior = [0, 0] : (tensor<7x3xi32>, tensor<i32>) -> tensor<7x4xi32>
+    %v66 = stablehlo.convert %arg0 : (tensor<3x7xf16>) -> tensor<3x7xf32>
+    %v67 = stablehlo.negate %v66 : tensor<3x7xf32>
+    %v68 = stablehlo.convert %v67 : (tensor<3x7xf32>) -> tensor<3x7xf16>
+    return %v13, %v68 : tensor<7x3xi32>, tensor<3x7xf16>
+}
+"""
+
+
+def test_iree_still_writes_the_code_the_check_reads(tmp_path) -> None:
+    """Compiled (no device needed) for lavapipe: the check finds the race of the fuzz case in
+    IREE's own output, so an IREE that stopped writing it, or wrote it otherwise, fails here
+    instead of letting every module through."""
+    target = vulkan_target("llvmpipe", True, loop_cap=65535)
+    compiling._iree(SORT_KEYS_BESIDE_A_NEGATION, target, dispatch_dump.dump_flags(tmp_path))
+    racy = workgroup_races.racy_dispatches(tmp_path)
+    assert racy and all("transpose" in name for name in racy)
 
 
 def test_a_module_still_racy_with_transposes_isolated_is_refused(monkeypatch) -> None:
@@ -107,7 +202,7 @@ def test_a_module_still_racy_with_transposes_isolated_is_refused(monkeypatch) ->
     text += "  return %t : tensor<7x3xf32>\n}\n"
     with pytest.raises(CompileError, match="could read workgroup memory that another shader"):
         compiling.compile_module(text, vulkan_target("llvmpipe", True, loop_cap=65535))
-    assert len(seen) == 2  # compiled as is, then with every transpose isolated
+    assert len(seen) == 2  # compiled as is, then with the relayouts isolated
 
 
 def _float16_graphs(device: vkml.Device, x0: np.ndarray) -> list[vkml.Tensor]:

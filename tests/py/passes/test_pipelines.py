@@ -12,7 +12,7 @@ from vkml.passes.registry import PASSES
 
 def test_every_pass_a_pipeline_names_is_registered() -> None:
     named = {*pipelines.PIPELINE, *pipelines.VULKAN_PASSES, *pipelines.LOOP_CAP_PASSES}
-    named.add(pipelines.ISOLATE_TRANSPOSES)
+    named.add(pipelines.ISOLATE_RELAYOUTS)
     assert named <= set(PASSES)
     assert set(PASSES) <= named  # and no registered pass is left out of every pipeline
     for name, module in PASSES.items():
@@ -28,10 +28,10 @@ def test_the_orders_per_target() -> None:
     first = len(pipelines.LOOP_CAP_PASSES)
     assert capped[:first] == pipelines.LOOP_CAP_PASSES and capped[first:] == vulkan
     # the recompile of a racy Vulkan module isolates transposes before the last passes
-    isolated = pipelines.pipeline_for("vulkan-spirv", isolate_transposes=True)
-    assert isolated.index(pipelines.ISOLATE_TRANSPOSES) < isolated.index(pipelines.LAST[0])
-    assert set(isolated) - set(vulkan) == {pipelines.ISOLATE_TRANSPOSES}
-    assert pipelines.ISOLATE_TRANSPOSES not in pipelines.pipeline_for("llvm-cpu")
+    isolated = pipelines.pipeline_for("vulkan-spirv", isolate_relayouts=True)
+    assert isolated.index(pipelines.ISOLATE_RELAYOUTS) < isolated.index(pipelines.LAST[0])
+    assert set(isolated) - set(vulkan) == {pipelines.ISOLATE_RELAYOUTS}
+    assert pipelines.ISOLATE_RELAYOUTS not in pipelines.pipeline_for("llvm-cpu")
     assert "vkml-unify-fenced-operands" in pipelines.PIPELINE
     # integer reductions are trees on every target (IREE's llvm-cpu miscompiles a native one)
     for passes in (pipelines.PIPELINE, vulkan, capped):
