@@ -224,3 +224,37 @@ def test_a_transposed_read_beside_an_elementwise_result_is_right(shape) -> None:
     want = _float16_graphs(vkml.reference, x0)
     for k, (g, w) in enumerate(zip(got, want)):
         assert_bit_exact(g.numpy(), w.numpy(), f"value {k}")
+
+
+# IREE's code for a small f32 matmul on lavapipe (trimmed): a 1x8x1 workgroup whose every
+# invocation accumulates the whole row in workgroup memory, reading no thread id
+UNIFORM = """
+  spirv.resource_limits<subgroup_size = 8, min_subgroup_size = 8>
+  func.func @main_dispatch_15_matmul_16x7x5_f32() attributes {gpu.known_block_size = array<i32: 1, 8, 1>} {
+    %alloc = memref.alloc() : memref<8xf32, #spirv.storage_class<Workgroup>>
+    scf.for %arg0 = %c0_i32 to %c8_i32 step %c1_i32  : i32 {
+      %8 = arith.index_castui %arg0 : i32 to index
+      memref.store %cst, %alloc[%8] : memref<8xf32, #spirv.storage_class<Workgroup>>
+    }
+    scf.for %arg0 = %c0_i32 to %c8_i32 step %c1_i32  : i32 {
+      %8 = arith.index_castui %arg0 : i32 to index
+      %19 = memref.load %alloc[%8] : memref<8xf32, #spirv.storage_class<Workgroup>>
+      %21 = arith.addf %19, %20 : f32
+      memref.store %21, %alloc[%8] : memref<8xf32, #spirv.storage_class<Workgroup>>
+    }
+    return
+  }
+"""
+
+
+def test_one_subgroup_doing_the_same_work_is_not_a_race() -> None:
+    """Every invocation runs the same code on the same data as one subgroup: the same values
+    are read and written together. More invocations than a subgroup, or a thread id read,
+    and the check cannot say so."""
+    assert workgroup_races.racy_functions(UNIFORM) == []
+    name = "main_dispatch_15_matmul_16x7x5_f32"
+    assert workgroup_races.racy_functions(UNIFORM.replace("1, 8, 1>", "1, 16, 1>")) == [name]
+    with_id = UNIFORM.replace(
+        "    %alloc =", "    %t = gpu.thread_id y upper_bound 8\n    %alloc ="
+    )
+    assert workgroup_races.racy_functions(with_id) == [name]
