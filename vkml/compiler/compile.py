@@ -142,6 +142,13 @@ def _smaller_chunk(chunk: int, over: Sequence[loop_budget.Budget], cap: int) -> 
     return smaller if smaller >= split_contractions.MIN_CHUNK else None
 
 
+# how a refusal of a module that could give a wrong answer ends, whatever the reason
+_REFUSED = (
+    "vkml refuses to run it rather than return a wrong answer. Realize this graph on another "
+    "device, e.g. vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml"
+)
+
+
 def _over_cap_error(over: Sequence[loop_budget.Budget], target: Target) -> CompileError:
     worst = over[0]
     runs = "an unbounded number of" if worst.iterations is None else f"{worst.iterations:,}"
@@ -149,10 +156,8 @@ def _over_cap_error(over: Sequence[loop_budget.Budget], target: Target) -> Compi
     return CompileError(
         f"dispatch {worst.function} could run {runs} loop iterations per shader invocation "
         f"on {target.name}, whose driver silently stops a shader after {target.loop_cap:,} "
-        f"(loop trip counts {list(worst.loops)}){more}; vkml refuses to run it rather than "
-        f"return a wrong answer. Realize this graph on another device, e.g. "
-        f"vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml: its "
-        f"lowering should have kept the loop short"
+        f"(loop trip counts {list(worst.loops)}){more}; {_REFUSED}: its lowering should have "
+        f"kept the loop short"
     )
 
 
@@ -161,7 +166,5 @@ def _race_error(racy: Sequence[str], target: Target) -> CompileError:
     return CompileError(
         f"dispatch {racy[0]} could read workgroup memory that another shader invocation "
         f"writes, with no barrier between them, on {target.name} (IREE's SPIR-V code for "
-        f"it, even with its transposes and broadcasts reading stored values){more}; vkml refuses to run it rather than "
-        f"return a wrong answer. Realize this graph on another device, e.g. "
-        f"vkml.tensor(t.numpy(), device=vkml.cpu), and report the graph to vkml"
+        f"it, even with its transposes and broadcasts reading stored values){more}; {_REFUSED}"
     )
