@@ -205,6 +205,8 @@ def bitcast(x: Operand, dtype: Any) -> Node:
 
     Exact on every device: no value is converted. Widths: 16 (float16, bfloat16),
     32 (float32, int32, uint32), 64 (float64, int64); bool has no bit pattern to share.
+    A NaN that an op computed carries the device's sign and payload (not promised), so its
+    bit cast can differ between devices: ``where(x != x, nan, x)`` first gives one pattern.
     """
     node = tensor_node("bitcast", x)
     target = to_dtype(dtype)
