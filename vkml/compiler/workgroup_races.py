@@ -28,9 +28,12 @@ understand is a possible race (vkml then compiles the module another way or refu
   printer reuses names in sibling regions). Two invocations may then write one element (IREE
   gives some invocations no element of their own), but both write the value IREE stages for
   that element, computed from the element's position: what one reads back is that value.
-- Any other read needs, after every earlier write of the buffer, a barrier (``gpu.barrier``,
-  ``spirv.ControlBarrier``) before the read, in a region that encloses both; and a buffer
-  written after a read of another element needs some barrier after that read.
+- Any other read needs, with every write of the buffer, a barrier (``gpu.barrier``,
+  ``spirv.ControlBarrier``) between the two lines, in a region that encloses both; and, for
+  every ``scf.for`` around both, one in the loop before the earlier line or after the later,
+  for the next turn (IREE's matmuls store a tile, wait, read it, and wait again at the top of
+  the next turn before storing the next). A function with workgroup memory and any other
+  loop or branch (``scf.while``, ``cf.br``) fails.
 - Except in a function that never reads its thread id, whose workgroup fits in one subgroup
   (``gpu.known_block_size`` against the target's ``min_subgroup_size``): every invocation then
   runs the same code on the same data as one group, and reads and writes the same values at
@@ -53,11 +56,14 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _WORKGROUP = "storage_class<Workgroup>"
 _DEF = re.compile(r"^\s*(%[\w$.-]+)(?::\d+)? = ")
 _NAME = r"%[\w$.-]+"
-_STORE = re.compile(rf"^\s*memref\.store ({_NAME}), ({_NAME})\[([^\]]*)\]")
+_VALUE = rf"{_NAME}(?:#\d+)?"  # a name, or one result of an op with several (``%33#4``)
+_STORE = re.compile(rf"^\s*memref\.store ({_VALUE}), ({_NAME})\[([^\]]*)\]")
 _LOAD = re.compile(rf"^\s*{_NAME} = memref\.load ({_NAME})\[([^\]]*)\]")
 _BARRIER = re.compile(r"^\s*(?:gpu\.barrier|spirv\.ControlBarrier)\b")
 _THREAD_ID = re.compile(rf"^\s*({_NAME}) = gpu\.thread_id [xyz]\b")
 _FOR = re.compile(rf"\bscf\.for ({_NAME}) = (.*)$")
+_LOOP = re.compile(r"\bscf\.for\b")
+_UNSTRUCTURED = re.compile(r"\b(?:scf\.while|cf\.br|cf\.cond_br)\b")  # loops not followed
 _BLOCK_SIZE = re.compile(r"gpu\.known_block_size = array<i32: (\d+), (\d+), (\d+)>")
 _SUBGROUP = re.compile(r"\bmin_subgroup_size = (\d+)")
 
@@ -82,10 +88,13 @@ class _Function:
         self.stores: dict[str, list[_Access]] = {}
         self.loads: dict[str, list[_Access]] = {}
         self.barriers: list[_Access] = []
+        self.loops: set[int] = set()  # the regions that are loop bodies
+        self.unstructured = False  # a loop or branch other than scf.for / scf.if
         self.unknown = False  # a use of workgroup memory the check cannot follow
 
     def read(self, number: int, line: str, scope: tuple[int, ...]) -> None:
         text = _STRING.sub('""', line)
+        self.unstructured |= bool(_UNSTRUCTURED.search(text))
         if _BARRIER.match(text):
             self.barriers.append(_Access(number, scope, ""))
             return
@@ -114,7 +123,7 @@ class _Function:
         table.setdefault(buffer, []).append(access)
 
     def may_race(self) -> bool:
-        if self.unknown:
+        if self.unknown or (self.unstructured and self.shared):
             return True
         for buffer, loads in self.loads.items():
             stores = self.stores.get(buffer, [])
@@ -152,18 +161,25 @@ class _Function:
         return indices
 
     def _synchronized(self, stores: list[_Access], load: _Access) -> bool:
-        for store in stores:
-            if store.line < load.line:
-                if not any(
-                    store.line < b.line < load.line
-                    and _encloses(b.scope, store.scope)
-                    and _encloses(b.scope, load.scope)
-                    for b in self.barriers
-                ):
-                    return False
-            elif not any(b.line > load.line for b in self.barriers):
-                return False  # a later write (a loop's next turn) with no barrier after
-        return True
+        return all(self._ordered(store, load) for store in stores)
+
+    def _ordered(self, store: _Access, load: _Access) -> bool:
+        """Whether a barrier separates ``store`` and ``load`` whichever runs first: within one
+        turn (a barrier between their lines) and, for every loop around both, from one turn
+        to the next (a barrier in the loop after the later line or before the earlier)."""
+        first, last = sorted((store.line, load.line))
+        fences = [
+            b for b in self.barriers
+            if _encloses(b.scope, store.scope) and _encloses(b.scope, load.scope)
+        ]  # fmt: skip
+        if not any(first < b.line < last for b in fences):
+            return False
+        common = [r for r, o in zip(store.scope, load.scope) if r == o]
+        return all(
+            any(loop in b.scope and not first < b.line < last for b in fences)
+            for loop in common
+            if loop in self.loops
+        )
 
 
 def racy_functions(ir_text: str) -> list[str]:
@@ -200,10 +216,13 @@ def _analyse(body: str) -> _Function:
     opened = 0
     for number, line in enumerate(lines):
         function.read(number, line, tuple(scopes))
-        for char in _STRING.sub('""', line):
+        text = _STRING.sub('""', line)
+        for char in text:
             if char == "{":
                 opened += 1
                 scopes.append(opened)
+                if _LOOP.search(text):
+                    function.loops.add(opened)
             elif char == "}" and scopes:
                 scopes.pop()
     return function
