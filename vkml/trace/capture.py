@@ -26,7 +26,7 @@ import numpy as np
 
 from vkml.devices.device import Call, Device
 from vkml.devices.realize import distinct_roots, plan, realize_nodes, refusing
-from vkml.errors import DeviceError, ShapeError, TraceError
+from vkml.errors import BindingLimitError, DeviceError, ShapeError, TraceError
 from vkml.frontend.creation import tensor
 from vkml.frontend.eager import suspended
 from vkml.frontend.tensor import Tensor
@@ -133,19 +133,46 @@ class Captured:
         return [a.node for a in self.arguments if a.input is None]
 
     def compile(self) -> Captured:
-        """Find or compile the executable now (the first call does it otherwise)."""
+        """Find or compile the executable now (the first call does it otherwise).
+
+        Raises:
+            BindingLimitError: IREE would not load the module (see ``run``).
+        """
         if self._call is None and self.device is not None and self.roots:
-            self._call, _ = self.device.prepare(self.schedule, self.roots)
+            try:
+                self._call, _ = self.device.prepare(self.schedule, self.roots)
+            except BindingLimitError as exc:
+                raise self._unloadable(exc) from exc
         return self
+
+    def _unloadable(self, exc: BindingLimitError) -> BindingLimitError:
+        assert self.device is not None
+        return BindingLimitError(
+            f"{self.name!r} is captured as one module, and IREE would not load or run it on "
+            f"{self.device.name}: one of its dispatches binds more buffers than the device "
+            f"allows (long chains of one-element values, each a result). realize() computes "
+            f"such a graph in parts, but a captured function is one invocation: call "
+            f"{self.name!r} uncaptured, or capture it as smaller functions (fewer results "
+            f"each). Nothing ran. ({exc})"
+        )
 
     def run(self, storages: Sequence[Any]) -> list[Any]:
         """One invocation on ``storages`` (one per argument, in calling order); one storage
-        per output."""
+        per output.
+
+        Raises:
+            BindingLimitError: IREE would not load (Vulkan) or run (cpu) the module, one of
+                whose dispatches binds more buffers than the device allows; unlike realize,
+                a captured function is not split.
+        """
         results: list[Any] = []
         if self.roots:
             self.compile()
             assert self._call is not None
-            results = self._call(storages)
+            try:
+                results = self._call(storages)
+            except BindingLimitError as exc:  # local-task refuses at the call, not the load
+                raise self._unloadable(exc) from exc
             bump("realizes")
         out = []
         for kind, source in self.sources:
