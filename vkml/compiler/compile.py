@@ -30,8 +30,8 @@ def compile_module(text: str, target: Target) -> bytes:
 
     For a Vulkan target, IREE's code for each dispatch is read back and checked: that no
     shader invocation may read workgroup memory before another one wrote it
-    (``workgroup_races``; such a module is compiled again with every transpose, broadcast
-    and reverse reading a stored value, ``vkml-isolate-relayouts``), and, where the driver
+    (``workgroup_races``; such a module is compiled again with every transpose, broadcast,
+    reverse and contraction reading a stored value, ``vkml-isolate-relayouts``), and, where the driver
     caps shader loops, that no dispatch's loops can run into the cap (``loop_budget``). Long contractions are cut into
     chunks first (``vkml-split-contractions``); how many iterations IREE gives one chunk
     depends on its tiling for the shapes, so when a dispatch is still over the cap and
@@ -166,5 +166,6 @@ def _race_error(racy: Sequence[str], target: Target) -> CompileError:
     return CompileError(
         f"dispatch {racy[0]} could read workgroup memory that another shader invocation "
         f"writes, with no barrier between them, on {target.name} (IREE's SPIR-V code for "
-        f"it, even with its transposes and broadcasts reading stored values){more}; {_REFUSED}"
+        f"it, even with every transpose, broadcast, reverse and contraction reading stored "
+        f"values){more}; {_REFUSED}"
     )
