@@ -62,6 +62,7 @@ export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
 "$PY" scripts/gpu/bench.py --device vulkan:0 --repeats 2 --no-peers || echo "(bench.py exit $?)"
 "$PY" scripts/gpu/throughput.py --device vulkan:0 --repeats 1 --no-peers || echo "(throughput.py exit $?)"
 "$PY" scripts/gpu/builder.py --device vulkan:0 --repeats 1 --no-peers || echo "(builder.py exit $?)"
+"$PY" scripts/gpu/turn_cost.py --device vulkan:0 --repeats 1 || echo "(turn_cost.py exit $?)"
 "$PY" scripts/gpu/realize_profile.py --device vulkan:0 --calls 5 --top 3 >/dev/null || echo "(realize_profile.py exit $?)"
 "$PY" scripts/gpu/ulp_report.py --device vulkan:0 >/dev/null || echo "(ulp_report.py exit $?)"
 # exported modules for the GPU's target (run.sh's aot phase loads them there)

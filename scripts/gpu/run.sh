@@ -23,8 +23,8 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 export PYTHONUNBUFFERED=1 VKML_CACHE_DIR=$PWD/.gpucache
 unset VKML_PRECOMPILE_VULKAN
-# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 150 + 150 + 60 + 120 + 60 + 60 s = under
-# 17 minutes;
+# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 150 + 150 + 60 + 120 + 60 + 60 + 60 s = under
+# 18 minutes;
 # in practice about 5
 
 # phase NAME LIMIT_S LOG COMMAND...: run with a time limit, output to LOG, status to SUMMARY;
@@ -129,6 +129,7 @@ phase "bench" 150 "$OUT/bench.md" "$PY" scripts/gpu/bench.py --device vulkan:0
 phase "throughput" 150 "$OUT/bench.md" "$PY" scripts/gpu/throughput.py --device vulkan:0
 phase "realize profile" 60 "$OUT/bench.md" "$PY" scripts/gpu/realize_profile.py --device vulkan:0
 phase "builder while" 120 "$OUT/bench.md" "$PY" scripts/gpu/builder.py --device vulkan:0
+phase "turn cost" 60 "$OUT/bench.md" "$PY" scripts/gpu/turn_cost.py --device vulkan:0
 phase "ulp report" 60 "$OUT/ulp.md" "$PY" scripts/gpu/ulp_report.py --device vulkan:0
 # the reference device needs no compiler: every program of the op suite on it, under this
 # machine's NumPy (a newer one than CI's found a reference that raised)
