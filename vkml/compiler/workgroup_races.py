@@ -34,6 +34,13 @@ understand is a possible race (vkml then compiles the module another way or refu
   for the next turn (IREE's matmuls store a tile, wait, read it, and wait again at the top of
   the next turn before storing the next). A function with workgroup memory and any other
   loop or branch (``scf.while``, ``cf.br``) fails.
+- A read also needs no barrier when the buffer's one write is in the function's top region
+  (no branch or loop around it), before the read, at the same indices, and stores a value
+  every invocation computes alike: from constants, workgroup ids and interface bindings,
+  through one-line ops of ``arith``/``math``, and loads from buffers the function never
+  writes (not from thread ids, atomics or region results). Every invocation then stores the
+  same value at the same place before it reads it back: IREE stages a broadcast value so
+  (a bfloat16 widened once per workgroup; fuzz seed 19).
 - Except in a function that never reads its thread id, whose workgroup fits in one subgroup
   (``gpu.known_block_size`` against the target's ``min_subgroup_size``): every invocation then
   runs the same code on the same data as one group, and reads and writes the same values at
@@ -64,6 +71,12 @@ _THREAD_ID = re.compile(rf"^\s*({_NAME}) = gpu\.thread_id [xyz]\b")
 _FOR = re.compile(rf"\bscf\.for ({_NAME}) = (.*)$")
 _LOOP = re.compile(r"\bscf\.for\b")
 _UNSTRUCTURED = re.compile(r"\b(?:scf\.while|cf\.br|cf\.cond_br)\b")  # loops not followed
+# ops whose result every invocation computes alike from operands that are alike (no thread
+# or lane id, no atomic, no region)
+_UNIFORM_SOURCE = re.compile(
+    r"= (?:arith\.\w+|math\.\w+|affine\.apply|memref\.load|util\.assume\.int"
+    r"|hal\.interface\.(?:workgroup\.(?:id|count|size)|binding\.subspan|constant\.load))\b"
+)
 _BLOCK_SIZE = re.compile(r"gpu\.known_block_size = array<i32: (\d+), (\d+), (\d+)>")
 _SUBGROUP = re.compile(r"\bmin_subgroup_size = (\d+)")
 
@@ -73,6 +86,7 @@ class _Access:
     line: int
     scope: tuple[int, ...]  # the regions enclosing it, outermost first
     indices: str
+    value: str = ""  # what a store stores
 
 
 def _encloses(outer: tuple[int, ...], inner: tuple[int, ...]) -> bool:
@@ -84,6 +98,9 @@ class _Function:
 
     def __init__(self) -> None:
         self.per_thread: set[str] = set()  # names whose value depends on the thread id
+        self.uniform: set[str] = set()  # names computed alike by every invocation (below)
+        self.written: set[str] = set()  # storage buffers the function stores into
+        self.uniform_loads: list[str] = []  # the buffers uniform names were loaded from
         self.shared: set[str] = set()
         self.stores: dict[str, list[_Access]] = {}
         self.loads: dict[str, list[_Access]] = {}
@@ -99,9 +116,16 @@ class _Function:
             self.barriers.append(_Access(number, scope, ""))
             return
         self._follow_thread_ids(text)
+        self._follow_uniform(text, scope)
         store, load = _STORE.match(text), _LOAD.match(text)
+        if store:
+            self.written.add(store.group(2))
         if store and store.group(2) in self.shared and store.group(1) not in self.shared:
-            self._add(self.stores, store.group(2), _Access(number, scope, store.group(3).strip()))
+            self._add(
+                self.stores,
+                store.group(2),
+                _Access(number, scope, store.group(3).strip(), store.group(1)),
+            )
             return
         if load and load.group(1) in self.shared:
             self._add(self.loads, load.group(1), _Access(number, scope, load.group(2).strip()))
@@ -128,12 +152,15 @@ class _Function:
         for buffer, loads in self.loads.items():
             stores = self.stores.get(buffer, [])
             own = self._own_indices(stores)
+            uniform = self._uniform_store(stores)
             for load in loads:
                 mine = own is not None and load.indices == own
                 if mine and any(
                     s.line < load.line and _encloses(s.scope, load.scope) for s in stores
                 ):
                     continue  # its own element, written before
+                if uniform and uniform.line < load.line and uniform.indices == load.indices:
+                    continue  # the value every invocation stored there before
                 if not self._synchronized(stores, load):
                     return True
         return False
@@ -149,6 +176,34 @@ class _Function:
             operands = text[defined.end(1) :]
             if set(re.findall(_NAME, operands)) & self.per_thread:
                 self.per_thread.add(defined.group(1))
+
+    def _follow_uniform(self, text: str, scope: tuple[int, ...]) -> None:
+        """Names that every invocation computes alike: defined in the function's top region by
+        a one-line op with no region, from constants, workgroup ids, interface bindings and
+        other such names, or loaded at such indices from a buffer the function never writes
+        (checked when used: ``_uniform_store``)."""
+        defined = _DEF.match(text)
+        opens_region = text.count("{") != text.count("}")
+        if len(scope) != 1 or not defined or opens_region or not _UNIFORM_SOURCE.search(text):
+            return
+        operands = set(re.findall(_NAME, text[defined.end() :]))
+        if operands <= self.uniform and not operands & self.per_thread:
+            self.uniform.add(defined.group(1))
+            if load := _LOAD.match(text):
+                self.uniform_loads.append(load.group(1))
+
+    def _uniform_store(self, stores: list[_Access]) -> _Access | None:
+        """The buffer's one store, if it is in the function's top region and stores a value
+        at indices every invocation computes alike: then every invocation writes the same
+        value to the same element before any of them reads it back."""
+        if len(stores) != 1 or len(stores[0].scope) != 1 or stores[0].value not in self.uniform:
+            return None
+        (store,) = stores
+        if not set(re.findall(_NAME, store.indices)) <= self.uniform:
+            return None
+        if any(buffer in self.written or buffer in self.shared for buffer in self.uniform_loads):
+            return None  # a value read from memory that invocations write
+        return store
 
     def _own_indices(self, stores: list[_Access]) -> str | None:
         """The indices every write uses, if each invocation's depend on its thread id."""

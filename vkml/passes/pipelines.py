@@ -22,7 +22,7 @@ from typing import Any
 # op reads twice across a fence (after every pass that fences: IREE's SPIR-V backend fails
 # on the copy such an op folds to) and the NaN verifier.
 LAST: tuple[str, ...] = (
-    "vkml-fence-reused-integer-results",
+    "vkml-fence-reused-results",
     "vkml-bound-bool-fusion",
     "vkml-unify-fenced-operands",
     "vkml-verify-nan-semantics",

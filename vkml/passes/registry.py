@@ -12,7 +12,7 @@ from vkml.passes import (
     bound_bool_fusion,
     bound_scalar_dispatches,
     exact_divide,
-    fence_reused_integer_results,
+    fence_reused_results,
     isolate_relayouts,
     isolate_widened_operands,
     pairwise_extremes,
@@ -44,7 +44,7 @@ PASSES: dict[str, ModuleType] = {
     isolate_widened_operands.ARGUMENT: isolate_widened_operands,
     bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
     bound_bool_fusion.ARGUMENT: bound_bool_fusion,
-    fence_reused_integer_results.ARGUMENT: fence_reused_integer_results,
+    fence_reused_results.ARGUMENT: fence_reused_results,
     unify_fenced_operands.ARGUMENT: unify_fenced_operands,
     isolate_relayouts.ARGUMENT: isolate_relayouts,
 }

@@ -221,6 +221,64 @@ def test_float32_matmuls_compile_for_nvidia(shape: tuple[int, int, int]) -> None
     assert compiling.compile_module(vkml.emit_mlir(a @ b), vulkan_target("ampere", True))
 
 
+# IREE's code for a bfloat16 value broadcast along a row (fuzz seed 19, trimmed): every
+# invocation loads the workgroup's element, widens it, stores it at [0] and reads it back
+ALIKE = """
+  func.func @main_dispatch_1_elementwise_broadcast_5x5_f32xbf16xbf16() attributes {gpu.known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c5 = arith.constant 5 : index
+    %c5_i32 = arith.constant 5 : i32
+    %0 = hal.interface.binding.subspan layout(<bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">]>) binding(0) alignment(64) offset(%c0) flags("ReadOnly|Indirect") : memref<?xi16, #spirv.storage_class<StorageBuffer>>{%c5}
+    %1 = hal.interface.binding.subspan layout(<bindings = [#hal.pipeline.binding<storage_buffer, Indirect>]>) binding(1) alignment(64) offset(%c0) flags(Indirect) : memref<?xf32, #spirv.storage_class<StorageBuffer>>{%c5}
+    %thread_id_x = gpu.thread_id x upper_bound 32
+    %2 = arith.index_castui %thread_id_x : index to i32
+    %3 = arith.cmpi slt, %2, %c5_i32 : i32
+    %workgroup_id_x = hal.interface.workgroup.id[0] upper_bound 5 : index
+    %alloc = memref.alloc() alignment = 64 : memref<1xf32, #spirv.storage_class<Workgroup>>
+    %4 = memref.load %0[%workgroup_id_x] : memref<?xi16, #spirv.storage_class<StorageBuffer>>
+    %5 = arith.bitcast %4 : i16 to bf16
+    %6 = arith.extf %5 : bf16 to f32
+    memref.store %6, %alloc[%c0] : memref<1xf32, #spirv.storage_class<Workgroup>>
+    scf.if %3 {
+      %7 = memref.load %alloc[%c0] : memref<1xf32, #spirv.storage_class<Workgroup>>
+      memref.store %7, %1[%thread_id_x] : memref<?xf32, #spirv.storage_class<StorageBuffer>>
+    }
+    return
+  }
+"""
+ALIKE_STORE = "    memref.store %6, %alloc[%c0] : memref<1xf32, #spirv.storage_class<Workgroup>>\n"
+
+
+def test_a_value_every_invocation_stores_alike_is_not_a_race() -> None:
+    """Refused on lavapipe until the check followed values that do not depend on the
+    invocation: each stores the same value at the same place before reading it back."""
+    assert ALIKE_STORE in ALIKE
+    assert workgroup_races.racy_functions(ALIKE) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("%4 = memref.load %0[%workgroup_id_x]", "%4 = memref.load %0[%thread_id_x]"),
+        (ALIKE_STORE, "    scf.if %3 {\n  " + ALIKE_STORE + "    }\n"),
+        (ALIKE_STORE, ALIKE_STORE + ALIKE_STORE.replace("%6", "%5")),
+        (ALIKE_STORE, ALIKE_STORE.replace("%alloc[%c0]", "%alloc[%2]")),
+        ("%1[%thread_id_x]", "%0[%thread_id_x]"),
+        ("%6 = arith.extf %5", "%6 = memref.atomic_rmw addf %5"),
+    ],
+    ids=["per-thread-value", "stored-in-a-branch", "second-store", "per-thread-index",
+         "read-from-written-buffer", "atomic"],
+)  # fmt: skip
+def test_a_value_not_stored_alike_by_every_invocation_is_a_race(
+    change: tuple[str, str],
+) -> None:
+    old, new = change
+    assert old in ALIKE
+    assert workgroup_races.racy_functions(ALIKE.replace(old, new)) == [
+        "main_dispatch_1_elementwise_broadcast_5x5_f32xbf16xbf16"
+    ]
+
+
 # The fuzz case reduced: argsort's keys of a transposed float16 input, and -x
 SORT_KEYS_BESIDE_A_NEGATION = """
 func.func @main(%arg0: tensor<3x7xf16>) -> (tensor<7x3xi32>, tensor<3x7xf16>) {

@@ -426,7 +426,7 @@ CONSTANT_IN_LOOPS = Case(
 @pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
 def test_a_constant_result_read_in_device_loops_compiles(name: str) -> None:
     """Lavapipe's compile failed ("'stream.async.splat' op : streamable op expected to be in
-    an execution region"): vkml-fence-reused-integer-results fenced the constant, which IREE
+    an execution region"): vkml-fence-reused-results fenced the constant, which IREE
     then could not place inside the loops; constants are no longer fenced."""
     ref, _ = oracles([CONSTANT_IN_LOOPS])
     assert run_device(ref, vkml.device(name), Tally()) == []
@@ -508,3 +508,45 @@ def test_a_nans_bits_differ_between_cpu_and_the_reference() -> None:
         for n in ("cpu", "reference")
     ]
     assert got[0][0, 0] != got[1][0, 0]
+
+
+# found by the campaign (seed 18, sitting 14), shortened from 24 repeats to 10: float64 sums
+# and selects, two of the sums equal up to the order of their operands
+COMMUTED_SUMS = Case(
+    (Input("float64", (2,), "special", 1128), Input("float64", (2,), "special", 56)),
+    (Step("binary", 214, 52, 52, ()), Step("where", 37, 26, 241, (224, 68, 166, 43, 192, 92))),
+    repeat=10,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_float_results_equal_up_to_operand_order_keep_their_values(name: str) -> None:
+    """A wrong answer on cpu and lavapipe: ``v8 + v12`` came back as ``v12`` (12.5 for 20.0).
+    IREE merged it with ``v12 + v8`` in the fused chain and mapped the results wrongly; float
+    results read further are now fenced as integer ones were (vkml-fence-reused-results)."""
+    ref, _ = oracles([COMMUTED_SUMS])
+    assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+# found by the campaign (seed 19, batch 0, graph 34), not shrunk: a bfloat16 value broadcast
+# beside float16 matmuls, comparisons and reductions
+BROADCAST_STAGED_ALIKE = Case(
+    (
+        Input("float16", (5,), "special", 664), Input("bfloat16", (1, 5, 1), "subnormal", 376),
+        Input("float16", (1, 1), "special", 6246),
+    ),
+    (
+        Step("matmul", 1, 3, 183, ()), Step("compare", 170, 61, 16, (103,)),
+        Step("reduce", 248, 34, 43, ()),
+    ),
+    repeat=85,
+    observe=(186, 248, 104),
+)  # fmt: skip
+
+
+def test_a_value_every_invocation_stages_alike_runs_on_lavapipe() -> None:
+    """Refused on lavapipe ("could read workgroup memory that another shader invocation
+    writes"): IREE stages the workgroup's widened bfloat16 element at [0], each invocation
+    storing the same value before reading it back, which the race check now follows."""
+    ref, _ = oracles([BROADCAST_STAGED_ALIKE])
+    assert run_device(ref, vkml.device("vulkan:0"), Tally()) == []

@@ -61,7 +61,7 @@ def test_a_chain_reading_across_cuts_is_never_a_wrong_answer(device: str) -> Non
     #0 and #5 gave 7 for 11. The pass does not cut such a chain; realize computes it in
     parts where IREE refuses to load it. The chain folds onto earlier values (x ^ a ^ a),
     which IREE also maps onto wrong results uncut, even at 6 steps: vkml-fence-reused-
-    integer-results (test_fence_reused_integer_results.py) keeps it right."""
+    results (test_fence_reused_results.py) keeps it right."""
     got = _reaching_back(3 * GROUP, device)
     try:
         vkml.realize(*got)

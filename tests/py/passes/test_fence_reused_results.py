@@ -1,6 +1,7 @@
-"""vkml-fence-reused-integer-results: IREE 3.13 mapped the results of a fused chain of
-integer results that fold onto earlier values onto the wrong values; an integer result read
-further is read through a fence of its own, and the chains come back right."""
+"""vkml-fence-reused-results: IREE 3.13 mapped the results of a fused chain of results that
+it folds onto other values (integer steps that fold back, float sums equal up to operand
+order) onto the wrong values; a result read further is read through a fence of its own, and
+the chains come back right."""
 
 from __future__ import annotations
 
@@ -83,3 +84,35 @@ def test_iree_itself_maps_the_chain_onto_wrong_results() -> None:
     assert results(compiling.compile_module(text, CPU_TARGET)) == [1, 3, 1, 3, 1]
     unfenced = run_passes(text, ("vkml-pairwise-integer-reductions",))
     assert results(compiling._iree(unfenced, CPU_TARGET, [])) == [3, 3, 3, 3, 1]
+
+
+def _commuted_sums(device: str) -> list[vkml.Tensor]:
+    """The fuzz campaign's float64 case (seed 18), reduced to the five results it needs: two
+    of them, ``v12 + v8`` and ``v8 + v12``, are equal up to the order of their operands."""
+    dev = vkml.device(device)
+    x = vkml.tensor(np.array([-0.0, 1.0]), device=dev)
+    a = vkml.tensor(np.array([1.0, 2.5]), device=dev)
+    v1 = a + a
+    v2 = vkml.where(x < x, x, v1)
+    v5 = vkml.where(x < v1, v1, x)
+    v6 = vkml.where(v2 < v1, v1, v5)
+    v8 = v1 + a
+    v9 = v8 + v8
+    v11 = vkml.where(v6 < x, x, v9 + v8)
+    v12 = v8 + v1
+    v13, v14 = v12 + v8, v8 + v12
+    v16 = v9 + v8
+    v18 = vkml.where(v12 < v16, v16, v5)
+    return [v11, v13, v14, v14 + v13, v18]
+
+
+@pytest.mark.parametrize("name", DEVICES)
+def test_float_results_equal_up_to_operand_order_are_right(name: str) -> None:
+    """``v8 + v12`` came back as ``v12`` (12.5 for 20.0) on cpu and lavapipe while only integer
+    results were fenced: IREE merges the two commuted sums in the fused chain."""
+    got = _commuted_sums(name)
+    vkml.realize(*got)
+    want = _commuted_sums("reference")
+    vkml.realize(*want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert np.array_equal(g.numpy(), w.numpy()), (k, g.numpy(), w.numpy())
