@@ -550,3 +550,25 @@ def test_a_value_every_invocation_stages_alike_runs_on_lavapipe() -> None:
     storing the same value before reading it back, which the race check now follows."""
     ref, _ = oracles([BROADCAST_STAGED_ALIKE])
     assert run_device(ref, vkml.device("vulkan:0"), Tally()) == []
+
+
+# found by the campaign (seed 20, graph 37), not shrunk: exp of a quotient of NaN, the
+# quotient also a result
+EXP_OF_A_RESULT = Case(
+    (Input("float64", (), "normal", 273), Input("bfloat16", (5, 3, 1), "special", 28)),
+    (
+        Step("bounded", 223, 187, 0, (143,)), Step("compare", 126, 121, 30, (118, 23, 27, 95, 85, 89)),
+        Step("scalar", 95, 132, 241, (129, 214, 99, 26)), Step("view", 95, 255, 147, ()),
+        Step("unary", 71, 183, 126, (78, 9, 185)), Step("bounded", 53, 79, 244, ()),
+        Step("matmul", 8, 52, 166, ()), Step("gather", 113, 144, 66, ()),
+    ),
+    observe=(44, 27),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
+def test_exp_of_a_result_read_further_keeps_its_nans(name: str) -> None:
+    """cpu gave 0 for exp(NaN / 1) while only integer results read further were fenced: IREE
+    mapped the result onto another value of its fused chain (vkml-fence-reused-results)."""
+    ref, _ = oracles([EXP_OF_A_RESULT])
+    assert run_device(ref, vkml.device(name), Tally()) == []
