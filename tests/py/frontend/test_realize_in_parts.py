@@ -132,21 +132,31 @@ def test_a_call_refused_for_its_bindings_is_realized_in_parts(
     assert calls and max(calls) <= LIMIT
 
 
-@pytest.mark.parametrize("name", [pytest.param("vulkan:0", marks=needs_vulkan)])
-def test_a_captured_function_refused_for_its_bindings_names_the_way_out(name: str) -> None:
-    """A captured function is one invocation and is not split: lavapipe's refusal of the
-    100-result chain names the function and what to do, and leaves the input usable."""
-    device = vkml.device(name)
+def test_a_captured_function_refused_for_its_bindings_names_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A captured function is one invocation and is not split: a refusal (simulated, as IREE
+    gives it on Vulkan at the load) names the function and what to do, and the input stays
+    usable; the same function uncaptured is realized (in parts where needed)."""
+    device = vkml.cpu
 
     def chain(x: vkml.Tensor) -> tuple[vkml.Tensor, ...]:
         out, y = [], x
-        for _ in range(100):
+        for _ in range(20):
             y = y * 0.5 + 1.0
             out.append(y)
         return tuple(out)
 
     f = vkml.trace.capture(chain, vkml.spec((), dtype=vkml.float32, device=device))
+
+    def prepare(self: Any, schedule: Any, roots: Any) -> Any:
+        raise BindingLimitError("simulated: 42 storage buffers, exceeding device limit 32")
+
     x = vkml.tensor(np.float32(3.0), device=device)
-    with pytest.raises(BindingLimitError, match="'chain' is captured as one module.*uncaptured"):
-        f(x)
-    assert [float(t.numpy()) for t in chain(x)] == _want(100)  # uncaptured: realized in parts
+    with monkeypatch.context() as patch:
+        patch.setattr(type(device), "prepare", prepare)
+        with pytest.raises(
+            BindingLimitError, match="'chain' is captured as one module.*uncaptured"
+        ):
+            f(x)
+    assert [float(t.numpy()) for t in chain(x)] == _want(20)
