@@ -48,6 +48,13 @@ def limit_for(x: np.ndarray, steps: int) -> np.float32:
     return np.nextafter(before, np.float32(np.inf))
 
 
+def predicated(x: Any, limit: Any, turns: int) -> Any:
+    """``turns`` turns of the loop, each applied where the condition holds (one graph)."""
+    for _ in range(turns):
+        x = vkml.where(x.amax() < limit, x * A + B, x)
+    return x
+
+
 def device_while(x: Any, limit: Any) -> Any:
     while x.amax() < limit:
         x = x * A + B
@@ -88,10 +95,7 @@ def vkml_rows(name: str, repeats: int, x0: np.ndarray) -> list[str]:
     hand_lim = vkml.tensor(limit_for(x0, HAND_STEPS), device=dev)
 
     def by_hand() -> np.ndarray:
-        v = x
-        for _ in range(HAND_STEPS + 1):
-            v = vkml.where(v.amax() < hand_lim, v * A + B, v)
-        return v.numpy()
+        return predicated(x, hand_lim, HAND_STEPS + 1).numpy()
 
     rows.append(cell(f"vkml {name} predicated by hand (x{STEPS // HAND_STEPS} of {HAND_STEPS})",
                      by_hand, after(x0, HAND_STEPS), repeats, STEPS / HAND_STEPS))  # fmt: skip

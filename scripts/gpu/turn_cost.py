@@ -25,17 +25,9 @@ from collections.abc import Callable
 
 import numpy as np
 from bench import timed  # scripts/gpu/bench.py, beside this script
+from builder import ELEMENTS, A, B, predicated  # the loop of scripts/gpu/builder.py
 
 import vkml
-
-ELEMENTS = 1 << 20
-A, B = 1.001, 0.001
-
-
-def turns(x: vkml.Tensor, limit: vkml.Tensor, n: int) -> vkml.Tensor:
-    for _ in range(n):
-        x = vkml.where(x.amax() < limit, x * A + B, x)
-    return x
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         "empty (4 elements)": lambda x, s, lim: s + 0.0,
         "update (1 dispatch)": lambda x, s, lim: x * A + B,
         "amax (5 dispatches)": lambda x, s, lim: x.amax(),
-        "turn (6 dispatches)": lambda x, s, lim: turns(x, lim, 1),
-        "10 turns (60 dispatches)": lambda x, s, lim: turns(x, lim, 10),
-        "100 turns (600 dispatches)": lambda x, s, lim: turns(x, lim, 100),
+        "turn (6 dispatches)": lambda x, s, lim: predicated(x, lim, 1),
+        "10 turns (60 dispatches)": lambda x, s, lim: predicated(x, lim, 10),
+        "100 turns (600 dispatches)": lambda x, s, lim: predicated(x, lim, 100),
     }
     print(f"device {dev.name}; each row a captured graph called and waited for\n")
     print("| graph | median | min |")
