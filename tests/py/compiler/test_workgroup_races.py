@@ -93,6 +93,13 @@ WG = "memref<8xf32, #spirv.storage_class<Workgroup>>"
 OWN = f"      memref.store %12, %alloc[%thread_id_x] : {WG}\n"
 
 
+def _racy_after(text: str, change: tuple[str, str]) -> list[str]:
+    """The racy functions of ``text`` with ``change`` (old, new) made; old must be in it."""
+    old, new = change
+    assert old in text
+    return workgroup_races.racy_functions(text.replace(old, new))
+
+
 # What the check must not take for safe (each found in review; the check fails closed)
 @pytest.mark.parametrize(
     "change",
@@ -106,11 +113,7 @@ OWN = f"      memref.store %12, %alloc[%thread_id_x] : {WG}\n"
     ids=["constant-index", "second-write", "shared-counter", "subview", "other-element"],
 )  # fmt: skip
 def test_what_the_check_cannot_prove_is_a_race(change: tuple[str, str]) -> None:
-    old, new = change
-    assert old in OWN_ELEMENT
-    assert workgroup_races.racy_functions(OWN_ELEMENT.replace(old, new)) == [
-        "main_dispatch_1_elementwise_21_f32xf16"
-    ]
+    assert _racy_after(OWN_ELEMENT, change) == ["main_dispatch_1_elementwise_21_f32xf16"]
 
 
 FOREIGN = OWN_ELEMENT.replace(
@@ -130,11 +133,7 @@ FOREIGN = OWN_ELEMENT.replace(
 def test_a_read_of_another_element_is_found_however_the_buffer_is_spelled(
     change: tuple[str, str],
 ) -> None:
-    old, new = change
-    assert old in FOREIGN
-    assert workgroup_races.racy_functions(FOREIGN.replace(old, new)) == [
-        "main_dispatch_1_elementwise_21_f32xf16"
-    ]
+    assert _racy_after(FOREIGN, change) == ["main_dispatch_1_elementwise_21_f32xf16"]
 
 
 def test_a_barrier_in_another_region_or_a_string_does_not_synchronize() -> None:
@@ -204,11 +203,7 @@ def test_a_tile_stored_read_and_waited_for_each_turn_is_not_a_race() -> None:
     ids=["no-barrier-before-the-next-turn", "no-barrier-after-the-last-store", "while", "cf"],
 )
 def test_a_tile_without_every_wait_is_a_race(change: tuple[str, str]) -> None:
-    old, new = change
-    assert old in PIPELINED
-    assert workgroup_races.racy_functions(PIPELINED.replace(old, new)) == [
-        "main_dispatch_0_matmul_4096x4096x4096_f32"
-    ]
+    assert _racy_after(PIPELINED, change) == ["main_dispatch_0_matmul_4096x4096x4096_f32"]
 
 
 @pytest.mark.parametrize("shape", [(64, 128, 128), (4096, 4096, 4096)])
@@ -272,11 +267,7 @@ def test_a_value_every_invocation_stores_alike_is_not_a_race() -> None:
 def test_a_value_not_stored_alike_by_every_invocation_is_a_race(
     change: tuple[str, str],
 ) -> None:
-    old, new = change
-    assert old in ALIKE
-    assert workgroup_races.racy_functions(ALIKE.replace(old, new)) == [
-        "main_dispatch_1_elementwise_broadcast_5x5_f32xbf16xbf16"
-    ]
+    assert _racy_after(ALIKE, change) == ["main_dispatch_1_elementwise_broadcast_5x5_f32xbf16xbf16"]
 
 
 # The fuzz case reduced: argsort's keys of a transposed float16 input, and -x
