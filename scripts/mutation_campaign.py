@@ -287,7 +287,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- Vulkan: no float op folded with the next (ADR 0009) --------------------------------
     Mutant(
         "vulkan: no float fences, so the driver reassociates (x + 0.5) - 0.25",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         "        self.fence_float_ops = fence_float_ops",
         "        self.fence_float_ops = False",
         (VULKAN,),
@@ -295,8 +295,8 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "vulkan: literals left visible, so the driver folds x * 0.0 to 0",
-        "vkml/dialect/builder.py",
-        "        if not self.is_constant(v) or not _fenceable(v.dtype):",
+        "vkml/dialect/run_time_fence.py",
+        "        if not self.is_static(v) or not fenceable(v.dtype):",
         "        if True:",
         (VULKAN,),
         lit=True,

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from vkml.dialect.structural import StructuralOps
+from vkml.dialect.run_time_fence import FENCE_ARG, FENCE_GLOBAL, FencedOps, fenceable
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
-from vkml.dtypes import DType, bool_, float32, int32, int64
+from vkml.dtypes import DType, float32
 
-# The name of the function argument that carries the multiply fence (always 0 at run time).
-FENCE_ARG = "%fence"
-# In an exported module the fence is this mutable global instead (``vkml.dialect.module``).
-FENCE_GLOBAL = "vkml_fence"
 # Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.
 _FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
 # Of those, the ones whose result is fenced too: power is a transcendental (log(x ** y) would
 # become y * log(x)); multiply always is (ADR 0007).
 _FENCED_ARITH = frozenset({"power"})
-
-
-def _fenceable(dtype: DType) -> bool:
-    """Whether ``dtype``'s values can pass through the fence (an xor on 32 or 64 bits)."""
-    return dtype.bits >= 32 and dtype.kind != "bool"
+# an SSA name an op's text reads (``%v3`` of ``%v3#1``, ``%arg0``, ``%fence``)
+_OPERAND = re.compile(r"%[A-Za-z0-9_]+")
 
 
 class Block:
@@ -44,7 +39,7 @@ class Block:
         return f"    ^bb0({params}):\n" + "\n".join(self.lines)
 
 
-class FunctionBuilder(StructuralOps):
+class FunctionBuilder(FencedOps):
     """Builds the text of one public function; SSA names are numbered in emission order.
 
     With ``fence_float_ops`` (Vulkan, ADR 0009) no float operation's operand is something a
@@ -58,8 +53,8 @@ class FunctionBuilder(StructuralOps):
     def __init__(
         self, name: str = "main", fence_float_ops: bool = False, fence_global: bool = False
     ) -> None:
+        super().__init__(fence_float_ops)
         self.name = name
-        self.fence_float_ops = fence_float_ops
         # a last argument, the caller's buffer for the values IREE keeps between dispatches
         # (``iree.abi.transients``; ``vkml.compiler.abi``)
         self.transients = False
@@ -76,27 +71,23 @@ class FunctionBuilder(StructuralOps):
         self._splats: dict[tuple[str, TensorType], Value] = {}
         self._literal_of: dict[str, str] = {}
         self._arg_attrs: dict[str, str] = {}
-        # the multiply fence (see _unfusable): an i32 argument, added after all others when used
-        self.uses_fence = False
-        self._fences: dict[tuple[str, tuple[int, ...]], Value] = {}
-        self._owned = 0  # own_buffer calls so far: each compares the fence with its own number
-        self._int_types = (int32, int64)
-        # literals behind the fence, and subtrahends made distinct, by the value they stand for
-        self._hidden: dict[str, Value] = {}
-        self._distinct: dict[str, Value] = {}
+        # the values that hold run-time data (see is_static): the fence, non-empty arguments
+        # and block arguments, and what an op computes from at least one of them
+        self._varying: set[str] = {FENCE_ARG}
 
     # -- structure ---------------------------------------------------------------------
     def arg(self, ttype: TensorType, name: str | None = None) -> Value:
         """The next argument; ``name`` is what IREE shows for it (``iree.abi.name``)."""
         value = Value(f"%arg{len(self.args)}", ttype)
         self.args.append(value)
+        self._vary(value)
         if name is not None:
             self._arg_attrs[value.name] = f" {{iree.abi.name = {string_attr(name)}}}"
         return value
 
     def global_load(self, symbol: str, ttype: TensorType) -> Value:
         """The value of the module's global ``symbol`` (a parameter of an exported module)."""
-        return self.emit(f"util.global.load @{symbol} : {ttype}", ttype)
+        return self._vary(self.emit(f"util.global.load @{symbol} : {ttype}", ttype))
 
     def output_arg(self, ttype: TensorType, result: int) -> Value:
         """An argument whose buffer receives result number ``result`` (IREE's
@@ -110,11 +101,27 @@ class FunctionBuilder(StructuralOps):
         value = Value(f"%v{self._count}", result)
         self._count += 1
         self.lines.append(f"    {value.name} = {text}")
+        if any(name in self._varying for name in _OPERAND.findall(text)):
+            self._vary(value)
         return value
+
+    def _vary(self, v: Value) -> Value:
+        """Count ``v`` as run-time data, unless it has no elements (then nothing it holds
+        reaches what is computed from it: a sum over it is its init value)."""
+        if math.prod(v.shape) > 0:
+            self._varying.add(v.name.partition("#")[0])
+        return v
 
     def is_constant(self, v: Value) -> bool:
         """Whether ``v`` is a splat constant this builder emitted."""
         return v.name in self._literal_of
+
+    def is_static(self, v: Value) -> bool:
+        """Whether ``v`` is known before the call: a constant, or computed from constants and
+        empty values only (a reshape or slice of a splat, a sum over no elements, a product
+        with an empty contraction). IREE folds such a value into a literal of the dispatch
+        that reads it, where a driver can fold it further, as it would ``v`` itself."""
+        return v.name.partition("#")[0] not in self._varying
 
     @contextmanager
     def block(self, types: Sequence[TensorType]) -> Iterator[Block]:
@@ -126,7 +133,7 @@ class FunctionBuilder(StructuralOps):
         """
         args = []
         for t in types:
-            args.append(Value(f"%v{self._count}", t))
+            args.append(self._vary(Value(f"%v{self._count}", t)))
             self._count += 1
         saved = (
             self.lines,
@@ -162,6 +169,8 @@ class FunctionBuilder(StructuralOps):
             f'    {name}{arity} = "stablehlo.while"({operands}) ({{\n{cond.text()}\n    }}, {{\n'
             f"{body.text()}\n    }}) : ({types}) -> ({types})"
         )
+        if any(read in self._varying for read in _OPERAND.findall(self.lines[-1])):
+            self._varying.add(name)
         if len(init) == 1:
             return [Value(name, init[0].type)]
         return [Value(f"{name}#{i}", v.type) for i, v in enumerate(init)]
@@ -255,24 +264,10 @@ class FunctionBuilder(StructuralOps):
         return self.broadcast(self.convert(v, dtype), shape)
 
     def unary(self, name: str, v: Value) -> Value:
-        if name == "negate" and self.fence_float_ops and _fenceable(v.dtype) and v.dtype.is_float:
+        if name == "negate" and self.fence_float_ops and fenceable(v.dtype) and v.dtype.is_float:
             return self._flip_sign(v)
         out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
         return self._fenced(out) if v.dtype.is_float else out
-
-    def _bits_type(self, dtype: DType) -> DType:
-        """The integer dtype holding a 32- or 64-bit float's bits."""
-        return self._int_types[0] if dtype.bits == 32 else self._int_types[1]
-
-    def _flip_sign(self, v: Value) -> Value:
-        """``-v`` as an xor of the sign bit (ADR 0009): exactly IEEE negation, and no float
-        negate for a driver to push into the op that made ``v`` (NVIDIA's rewrote
-        ``-(c - m)`` as ``m - c``, which is +0.0 where the negation is -0.0)."""
-        bits_type = self._bits_type(v.dtype)
-        bits = self.bitcast(v, bits_type)
-        sign = self.constant(-(1 << (v.dtype.bits - 1)), bits_type, v.shape)
-        flipped = self.emit(f"stablehlo.xor {bits.name}, {sign.name} : {bits.type}", bits.type)
-        return self.bitcast(flipped, v.dtype)
 
     def chlo_unary(self, name: str, v: Value) -> Value:
         """A CHLO elementwise op (``erf``, ``erfc``), which StableHLO does not have."""
@@ -288,96 +283,3 @@ class FunctionBuilder(StructuralOps):
         if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:
             return self._unfusable(out)
         return self._fenced(out) if arith and name in _FENCED_ARITH else out
-
-    def _unfusable(self, v: Value) -> Value:
-        """``v`` unchanged, through ``bits ^ fence``, where ``fence`` is an argument the
-        caller passes as 0.
-
-        IREE's llvm-cpu marks every float multiply and add ``contract``, so LLVM fuses a
-        multiply feeding an add into one FMA, which rounds once where the reference rounds
-        twice. The compiler cannot prove the fence is 0, so no multiply result reaches an add
-        directly and nothing is fused; the xor costs one integer op per element. Integers
-        (the casts of ADR 0009) take the xor directly.
-        """
-        if not v.dtype.is_float:
-            fence = self._fence_value(v.dtype, v.shape)
-            return self.emit(f"stablehlo.xor {v.name}, {fence.name} : {v.type}", v.type)
-        bits_type = self._bits_type(v.dtype)
-        bits = self.bitcast(v, bits_type)
-        fence = self._fence_value(bits_type, v.shape)
-        mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
-        return self.bitcast(mixed, v.dtype)
-
-    def own_buffer(self, v: Value) -> Value:
-        """``v`` again, in a buffer of its own: ``select(fence == k, 0, v)`` with a ``k`` no
-        other call uses (1, 2, ...), so IREE can neither prove it equal to ``v`` nor merge two
-        of them (the fence is 0 at run time). Any dtype."""
-        self._owned += 1
-        fence = Value(FENCE_ARG, TensorType((), int32))
-        self.uses_fence = True
-        k = self.constant(self._owned, int32)
-        never = self.emit(
-            f"stablehlo.compare EQ, {fence.name}, {k.name}, SIGNED : "
-            f"(tensor<i32>, tensor<i32>) -> tensor<i1>",
-            TensorType((), bool_),
-        )
-        never = self.broadcast(never, v.shape)
-        zero = self.constant(False if v.dtype.kind == "bool" else 0, v.dtype, v.shape)
-        return self.emit(
-            f"stablehlo.select {never.name}, {zero.name}, {v.name} : {never.type}, {v.type}",
-            v.type,
-        )
-
-    def _fenced(self, v: Value) -> Value:
-        """``v`` through the fence when this builder fences float ops (ADR 0009).
-
-        A Vulkan driver may treat float arithmetic as real arithmetic (SPIR-V from IREE
-        carries no ``NoContraction``): Mesa rewrites ``sqrt(x) * sqrt(x)`` into ``abs(x)``,
-        ``x + (-x)`` into 0 and ``int(float(i))`` into ``i``. Each rewrite needs to see the op
-        that produced an operand; behind the fence it sees an xor with an unknown.
-        """
-        if self.fence_float_ops and _fenceable(v.dtype):
-            return self._unfusable(v)
-        return v
-
-    def _hide(self, v: Value) -> Value:
-        """A float literal through the fence, so that ``x * 0.0``, ``x + 0.0`` and
-        ``1.0 / x`` stay operations (folded, they lose NaN, inf and -0.0); else ``v``."""
-        if not self.is_constant(v) or not _fenceable(v.dtype):
-            return v
-        found = self._hidden.get(v.name)
-        if found is None:
-            found = self._hidden[v.name] = self._unfusable(v)
-        return found
-
-    def _made_distinct(self, v: Value) -> Value:
-        """``v`` as ``bits | fence``: a value no other operand can be, even after CSE.
-
-        ``a - a`` folds to 0 (wrong for inf and NaN) once a driver sees the same value on
-        both sides, which happens for ``x - x`` and for two equal subexpressions IREE merged.
-        ``or`` rather than the xor fence: ``(a ^ fence) ^ fence`` cancels back to ``a``.
-        """
-        if not _fenceable(v.dtype):
-            return v
-        found = self._distinct.get(v.name)
-        if found is None:
-            bits_type = self._bits_type(v.dtype)
-            bits = self.bitcast(v, bits_type)
-            fence = self._fence_value(bits_type, v.shape)
-            mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", bits.type)
-            found = self._distinct[v.name] = self.bitcast(mixed, v.dtype)
-        return found
-
-    def _fence_value(self, dtype: DType, shape: tuple[int, ...]) -> Value:
-        key = (dtype.name, shape)
-        found = self._fences.get(key)
-        if found is None:
-            scalar = Value(FENCE_ARG, TensorType((), int32))
-            self.uses_fence = True
-            if dtype is not int32:
-                scalar = self.emit(
-                    f"stablehlo.convert {scalar.name} : (tensor<i32>) -> tensor<{dtype.mlir}>",
-                    TensorType((), dtype),
-                )
-            found = self._fences[key] = self.broadcast(scalar, shape)
-        return found

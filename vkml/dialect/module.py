@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from vkml.dialect.builder import FENCE_GLOBAL
+from vkml.dialect.run_time_fence import FENCE_GLOBAL
 from vkml.dialect.types import TensorType, reflection_attr, string_attr
 
 # The multiply fence of an exported module (``FunctionBuilder._unfusable``) is the mutable

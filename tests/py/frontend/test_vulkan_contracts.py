@@ -90,7 +90,26 @@ CHAINS: dict[str, tuple[Program, np.ndarray, np.ndarray]] = {
         lambda x, y: x.astype(vkml.float32).astype(vkml.int32), WIDE_INTS, OTHER),
     "float32 -> int32 -> float32": (
         lambda x, y: x.astype(vkml.int32).astype(vkml.float32), NORMAL, OTHER),
+    # values IREE folds into literals that vkml never emitted as one: a constant through a
+    # view, a sum over no elements, a product over an empty contraction; then a * 0 -> 0
+    "x * zeros.reshape": (lambda x, y: x * _zeros(x, (1, N)).reshape(N), SPECIAL, OTHER),
+    "x * zeros.T": (
+        lambda x, y: x.reshape(64, 64) * _zeros(x, (64, 64)).T, SPECIAL, OTHER),
+    "x * zeros[0]": (lambda x, y: x * _zeros(x, (2, N))[0], SPECIAL, OTHER),
+    "x * zeros broadcast": (
+        lambda x, y: x.reshape(64, 64) * _zeros(x, (64, 1)), SPECIAL, OTHER),
+    "x * sum of nothing": (lambda x, y: x * _zeros(x, (0,)).sum(), SPECIAL, OTHER),
+    "x * empty matmul": (
+        lambda x, y: x.reshape(64, 64) * (_zeros(x, (64, 0)) @ _zeros(x, (0, 64))),
+        SPECIAL, OTHER),
+    "x + zeros.reshape": (lambda x, y: x + _zeros(x, (1, N)).reshape(N), SPECIAL, OTHER),
+    "zeros.reshape - x": (lambda x, y: _zeros(x, (1, N)).reshape(N) - x, SPECIAL, OTHER),
+    "mean of nothing / x": (lambda x, y: _zeros(x, (1, 0)).mean() / x, SPECIAL, OTHER),
 }  # fmt: skip
+
+
+def _zeros(like: vkml.Tensor, shape: tuple[int, ...]) -> vkml.Tensor:
+    return vkml.zeros(shape, dtype=like.dtype, device=like.device)
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +130,16 @@ def test_chain_matches_reference_on_vulkan(vulkan: vkml.Device, name: str) -> No
     program, x, y = CHAINS[name]
     got, want = _both(vulkan, program, x, y)
     assert_bit_exact(got, want, f"{name} on {vulkan}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_mean_of_nothing_is_nan(vulkan: vkml.Device, dtype: type) -> None:
+    # fuzz seed 21: IREE folds the empty sum to 0.0, and lavapipe then folds 0.0 / n to 0.0
+    empty = np.zeros((1, 0), dtype)
+    for program in (lambda e: e.mean(), lambda e: e.sum() / 0.0):
+        got, want = _both(vulkan, program, empty)
+        assert np.isnan(want)
+        assert_bit_exact(got, want, f"the mean of a {dtype.__name__} (1, 0) on {vulkan}")
 
 
 def test_square_of_a_square_root_keeps_nan(vulkan: vkml.Device) -> None:
