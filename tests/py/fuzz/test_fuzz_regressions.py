@@ -572,3 +572,24 @@ def test_exp_of_a_result_read_further_keeps_its_nans(name: str) -> None:
     mapped the result onto another value of its fused chain (vkml-fence-reused-results)."""
     ref, _ = oracles([EXP_OF_A_RESULT])
     assert run_device(ref, vkml.device(name), Tally()) == []
+
+
+# found by the campaign (seed 21, graph 12), not shrunk: a float64 mean over an empty axis
+MEAN_OF_NOTHING = Case(
+    (Input("float64", (1, 0), "special", 200), Input("float64", (), "special", 956)),
+    (
+        Step("scalar", 228, 168, 35, (85,)), Step("compare", 169, 255, 25, (83, 110, 151, 168, 143, 18)),
+        Step("creation", 215, 213, 94, ()), Step("softmax", 127, 73, 83, (139, 0, 214, 235, 144)),
+        Step("scalar", 80, 7, 53, (37, 188, 35, 107, 232)), Step("cast", 210, 168, 29, (20, 35, 90)),
+        Step("bitwise", 112, 36, 134, ()), Step("concat", 162, 18, 254, (86, 229, 225, 115, 140, 52)),
+        Step("reduce", 120, 234, 41, (73, 125, 241, 53)), Step("fence", 245, 77, 47, (28, 169, 0)),
+    ),
+)  # fmt: skip
+
+
+def test_a_float64_mean_of_nothing_is_nan_on_lavapipe() -> None:
+    """lavapipe gave 0.0 for NaN: IREE folds the sum over the empty axis into the literal
+    0.0, and lavapipe folds 0.0 / n to 0.0; such a value is now hidden behind the fence as a
+    literal is (``FunctionBuilder.is_static``)."""
+    ref, _ = oracles([MEAN_OF_NOTHING])
+    assert run_device(ref, vkml.device("vulkan:0"), Tally()) == []
