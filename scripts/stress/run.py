@@ -51,7 +51,8 @@ def campaigns(args: argparse.Namespace, devices: list[str]) -> dict[str, Callabl
     """The four campaigns at full size (``--quick``: a tenth or less), each giving its section."""
     q, fuzz_minutes = args.quick, args.fuzz_minutes
     return {
-        "fuzz": lambda: fuzz_campaign.run(1_000 if q else 10_000, devices, shrink=not args.no_shrink,
+        "fuzz": lambda: fuzz_campaign.run(1_000 if q else args.fuzz_graphs, devices,
+                                 shrink=not args.no_shrink,
                                  progress=None if q else PROGRESS, minutes=fuzz_minutes),
         "longrun": lambda: longrun.main(["--steps", "2000" if q else "100000",
                                          "--every", "1000" if q else "10000",
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default=",".join(ORDER), help="comma-separated campaigns")
     parser.add_argument("--fuzz-minutes", type=float, default=None,
                         help="stop fuzzing after this long (it resumes next time)")  # fmt: skip
+    parser.add_argument("--fuzz-graphs", type=int, default=10_000,
+                        help="graphs per device the fuzz campaign runs to, over all its sittings "
+                        "(more than 10,000: a further sitting past the target)")  # fmt: skip
     parser.add_argument("--no-shrink", action="store_true",
                         help="record fuzz failures as found, without hypothesis shrinking them")  # fmt: skip
     args = parser.parse_args(argv)
