@@ -307,7 +307,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "vulkan: subtrahend not made distinct, so the driver folds x - x to 0",
         "vkml/dialect/builder.py",
-        '            b = self._made_distinct(b) if name == "subtract" else self._hide(b)',
+        '            b = self._opaque(b) if name == "subtract" else self._hide(b)',
         "            b = self._hide(b)",
         (VULKAN,),
         lit=True,

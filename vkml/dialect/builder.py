@@ -16,6 +16,14 @@ _FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
 # Of those, the ones whose result is fenced too: power is a transcendental (log(x ** y) would
 # become y * log(x)); multiply always is (ADR 0007).
 _FENCED_ARITH = frozenset({"power"})
+# Float ops that are one exact instruction on every target. IREE expands the others (exp,
+# sine, logistic, pow, ...) into polynomial code whose float -> integer steps are poison for
+# NaN, and LLVM folded the expansion of a NaN it knew to 0: their operands are opaque (ADR 0016).
+_ONE_INSTRUCTION = frozenset({
+    "abs", "negate", "floor", "ceil", "round_nearest_even", "round_nearest_afz", "sign",
+    "sqrt", "not", "count_leading_zeros", "is_finite",
+})  # fmt: skip
+_EXPANDED_BINARY = frozenset({"power", "atan2"})
 # an SSA name an op's text reads (``%v3`` of ``%v3#1``, ``%arg0``, ``%fence``)
 _OPERAND = re.compile(r"%[A-Za-z0-9_]+")
 
@@ -266,19 +274,25 @@ class FunctionBuilder(FencedOps):
     def unary(self, name: str, v: Value) -> Value:
         if name == "negate" and self.fence_float_ops and fenceable(v.dtype) and v.dtype.is_float:
             return self._flip_sign(v)
+        if v.dtype.is_float and name not in _ONE_INSTRUCTION:
+            v = self._opaque(v)
         out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
         return self._fenced(out) if v.dtype.is_float else out
 
     def chlo_unary(self, name: str, v: Value) -> Value:
         """A CHLO elementwise op (``erf``, ``erfc``), which StableHLO does not have."""
+        if v.dtype.is_float:
+            v = self._opaque(v)
         out = self.emit(f"chlo.{name} {v.name} : {v.type} -> {v.type}", v.type)
         return self._fenced(out) if v.dtype.is_float else out
 
     def binary(self, name: str, a: Value, b: Value) -> Value:
         arith = self.fence_float_ops and name in _FLOAT_ARITH and a.dtype.is_float
-        if arith:  # ADR 0009: no literal for the driver to fold, and never a - a
+        if name in _EXPANDED_BINARY and a.dtype.is_float:  # ADR 0016: no known operand
+            a, b = self._opaque(a), self._opaque(b)
+        elif arith:  # ADR 0009: no literal for the driver to fold, and never a - a
             a = self._hide(a)
-            b = self._made_distinct(b) if name == "subtract" else self._hide(b)
+            b = self._opaque(b) if name == "subtract" else self._hide(b)
         out = self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
         if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:
             return self._unfusable(out)

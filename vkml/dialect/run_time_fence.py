@@ -3,8 +3,9 @@ can prove is 0, and what vkml hides behind it.
 
 A value xor the fence is the value, yet IREE and a driver see an unknown: a float multiply
 behind it is never fused into an FMA (ADR 0007), a literal behind it is never folded with
-the op that reads it, and ``a - a`` with its right side or-ed with it never cancels (ADR
-0009). ``FencedOps`` emits those ops; ``FunctionBuilder`` decides where they go.
+the op that reads it, ``a - a`` with its right side mixed with it never cancels (ADR 0009),
+and no polynomial expansion of ``exp`` or ``pow`` sees a NaN it could fold (ADR 0016).
+``FencedOps`` emits those ops; ``FunctionBuilder`` decides where they go.
 """
 
 from __future__ import annotations
@@ -123,12 +124,15 @@ class FencedOps(StructuralOps):
             found = self._hidden[v.name] = self._unfusable(v)
         return found
 
-    def _made_distinct(self, v: Value) -> Value:
-        """``v`` as ``bits | fence``: a value no other operand can be, even after CSE.
+    def _opaque(self, v: Value) -> Value:
+        """``v`` as ``bits ^ (fence << 1)``: a value the compiler knows nothing of, even after
+        CSE and constant folding.
 
         ``a - a`` folds to 0 (wrong for inf and NaN) once a driver sees the same value on
-        both sides, which happens for ``x - x`` and for two equal subexpressions IREE merged.
-        ``or`` rather than the xor fence: ``(a ^ fence) ^ fence`` cancels back to ``a``.
+        both sides, which happens for ``x - x`` and for two equal subexpressions IREE merged;
+        and LLVM folded IREE's polynomial ``exp`` of a NaN it knew (``x - nan``) to 0 (ADR
+        0016). Not the plain fence: ``(a ^ fence) ^ fence`` cancels back to ``a``, and
+        ``bits | fence`` keeps the bits LLVM knows of ``a``, enough to know a NaN a NaN.
         """
         if not fenceable(v.dtype):
             return v
@@ -136,13 +140,15 @@ class FencedOps(StructuralOps):
         if found is None:
             bits_type = self._bits_type(v.dtype)
             bits = self.bitcast(v, bits_type)
-            fence = self._fence_value(bits_type, v.shape)
-            mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", bits.type)
+            fence = self._fence_value(bits_type, v.shape, shifted=True)
+            mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
             found = self._distinct[v.name] = self.bitcast(mixed, v.dtype)
         return found
 
-    def _fence_value(self, dtype: DType, shape: tuple[int, ...]) -> Value:
-        key = (dtype.name, shape)
+    def _fence_value(self, dtype: DType, shape: tuple[int, ...], shifted: bool = False) -> Value:
+        """The fence as ``dtype``, broadcast to ``shape``; ``shifted``: ``fence << 1``, 0 as
+        well, which an xor with the fence itself does not cancel."""
+        key = (dtype.name, shape, shifted)
         found = self._fences.get(key)
         if found is None:
             scalar = Value(FENCE_ARG, TensorType((), int32))
@@ -151,6 +157,11 @@ class FencedOps(StructuralOps):
                 scalar = self.emit(
                     f"stablehlo.convert {scalar.name} : (tensor<i32>) -> tensor<{dtype.mlir}>",
                     TensorType((), dtype),
+                )
+            if shifted:
+                one = self.constant(1, dtype)
+                scalar = self.emit(
+                    f"stablehlo.shift_left {scalar.name}, {one.name} : {scalar.type}", scalar.type
                 )
             found = self._fences[key] = self.broadcast(scalar, shape)
         return found

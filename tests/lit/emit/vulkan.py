@@ -16,7 +16,8 @@ def vulkan_mlir(*tensors: vkml.Tensor) -> str:
 x = vkml.tensor(np.ones((4,), np.float32))
 n = vkml.tensor(np.ones((4,), np.int32))
 
-# The literal 0.5 is hidden behind `^ fence`, and the subtracted 0.25 behind `| fence`; the
+# The literal 0.5 is hidden behind `^ fence`, and the subtracted 0.25 behind
+# `^ (fence << 1)`, which no second `^ fence` cancels; the
 # sum and the difference themselves are not fenced. The fence is the last argument.
 # CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32> {iree.abi.output = 0 : index}, %fence: tensor<i32>)
 # CHECK: %[[HALF:.*]] = stablehlo.constant dense<0x3F000000> : tensor<4xf32>
@@ -27,17 +28,20 @@ n = vkml.tensor(np.ones((4,), np.int32))
 # CHECK: %[[SUM:.*]] = stablehlo.add %arg0, %[[HALF_HID]]
 # CHECK: %[[QUARTER:.*]] = stablehlo.constant dense<0x3E800000> : tensor<4xf32>
 # CHECK: %[[QUARTER_BITS:.*]] = stablehlo.bitcast_convert %[[QUARTER]]
-# CHECK: %[[QUARTER_MIX:.*]] = stablehlo.or %[[QUARTER_BITS]], %[[FENCE]]
+# CHECK: %[[SHIFTED:.*]] = stablehlo.shift_left %fence,
+# CHECK: %[[SHIFTED_ALL:.*]] = stablehlo.broadcast_in_dim %[[SHIFTED]]
+# CHECK: %[[QUARTER_MIX:.*]] = stablehlo.xor %[[QUARTER_BITS]], %[[SHIFTED_ALL]]
 # CHECK: %[[QUARTER_HID:.*]] = stablehlo.bitcast_convert %[[QUARTER_MIX]]
 # CHECK: %[[DIFF:.*]] = stablehlo.subtract %[[SUM]], %[[QUARTER_HID]]
 # CHECK: return %[[DIFF]]
 print(vulkan_mlir((x + 0.5) - 0.25))
 
-# x - x: the right operand is `x | fence`, never the left operand's value.
+# x - x: the right operand is `x ^ (fence << 1)`, never the left operand's value.
 # CHECK-LABEL: func.func @main(%arg0: tensor<4xf32>,
 # CHECK: %[[X_BITS:.*]] = stablehlo.bitcast_convert %arg0
-# CHECK: %[[X_FENCE:.*]] = stablehlo.broadcast_in_dim %fence
-# CHECK: %[[X_MIX:.*]] = stablehlo.or %[[X_BITS]], %[[X_FENCE]]
+# CHECK: %[[X_SHIFTED:.*]] = stablehlo.shift_left %fence,
+# CHECK: %[[X_FENCE:.*]] = stablehlo.broadcast_in_dim %[[X_SHIFTED]]
+# CHECK: %[[X_MIX:.*]] = stablehlo.xor %[[X_BITS]], %[[X_FENCE]]
 # CHECK: %[[X_OTHER:.*]] = stablehlo.bitcast_convert %[[X_MIX]]
 # CHECK: stablehlo.subtract %arg0, %[[X_OTHER]]
 print(vulkan_mlir(x - x))
