@@ -312,6 +312,31 @@ MUTANTS: tuple[Mutant, ...] = (
         (VULKAN,),
         lit=True,
     ),
+    Mutant(
+        "vulkan: a view of a constant left visible, so the driver folds x * zeros.T to 0",
+        "vkml/dialect/run_time_fence.py",
+        "        if not self.is_static(v) or not fenceable(v.dtype):",
+        "        if v.name not in self._literal_of or not fenceable(v.dtype):",
+        (VULKAN,),
+    ),
+    # -- operands of expanded math ops (ADR 0016) -----------------------------------------
+    Mutant(
+        "exp and kin see a NaN LLVM knows, and fold to 0",
+        "vkml/dialect/builder.py",
+        "        if v.dtype.is_float and name not in _ONE_INSTRUCTION:",
+        "        if False:",
+        ("tests/py/frontend/test_folded_operands.py",),
+        lit=True,
+    ),
+    Mutant(
+        "the opaque form as bits or fence, through which LLVM still knows a NaN",
+        "vkml/dialect/run_time_fence.py",
+        '            mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", '
+        "bits.type)\n            found = self._distinct",
+        '            mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", '
+        "bits.type)\n            found = self._distinct",
+        ("tests/py/frontend/test_folded_operands.py",),
+    ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------
     Mutant(
         "f16: transcendental computed in float16 (no float32 compute)",
