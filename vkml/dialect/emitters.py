@@ -360,9 +360,14 @@ def emit_matmul(
         # an empty sum is 0 (NumPy's +0.0); IREE's compiler dies of SIGFPE on a zero extent
         return b.broadcast(b.constant(0, out.dtype), out.shape)
     acc = compute_dtype(out.dtype)
-    # a 1 x 1 x 1 product IREE turns into a multiply, which it cannot do on mixed types
-    single = x.shape[-2] == x.shape[-1] == y.shape[-1] == 1
-    operand = acc if single else out.dtype
+    # a product over one element IREE turns into a multiply of broadcasts, which it cannot do
+    # on mixed types; and its Vulkan code for that multiply of bfloat16 rows widened in the
+    # same dispatch staged them in workgroup memory with no barrier (fuzz sitting 16): the
+    # operands are widened in dispatches of their own (fusion fences, no run-time cost)
+    outer = x.shape[-1] == 1
+    operand = acc if outer else out.dtype
     x = b.prepare(x, batch + x.shape[-2:], operand)
     y = b.prepare(y, batch + y.shape[-2:], operand)
+    if outer and acc is not out.dtype:
+        x, y = b.fence([x, y])
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)
