@@ -32,7 +32,7 @@ class FencedOps(StructuralOps):
         self.fence_float_ops = fence_float_ops
         # the fence is used: an i32 argument (or global) added after all others
         self.uses_fence = False
-        self._fences: dict[tuple[str, tuple[int, ...]], Value] = {}
+        self._fences: dict[tuple[str, tuple[int, ...], bool], Value] = {}
         self._owned = 0  # own_buffer calls so far: each compares the fence with its own number
         self._int_types = (int32, int64)
         # literals behind the fence, and subtrahends made distinct, by the value they stand for

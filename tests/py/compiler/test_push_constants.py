@@ -23,7 +23,12 @@ def vulkan_module(*tensors: vkml.Tensor) -> str:
     return lower_to_mlir(toposort(roots), roots, output_args=True, fence_float_ops=True)
 
 
-@pytest.mark.parametrize("target", ["llvmpipe", "ampere", "rdna3", "vp_android_baseline_2022"])
+# lavapipe and NVIDIA's target in make test; two more GPU families with make test-exhaustive
+@pytest.mark.parametrize(
+    "target",
+    ["llvmpipe", "ampere", *(pytest.param(t, marks=pytest.mark.exhaustive)
+                             for t in ("rdna3", "vp_android_baseline_2022"))],
+)  # fmt: skip
 def test_every_float32_op_fits_the_guaranteed_push_constants(target: str) -> None:
     t = {k: vkml.tensor(v) for k, v in ops_test.inputs("float32").items()}
     outs = [fn(t) for _, fn in ops_test.programs("float32").values()]

@@ -14,7 +14,7 @@ import vkml
 from vkml.runtime.vulkan import vulkan_device_reports
 
 DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
-THREADS = 12
+THREADS = 6
 A = np.random.default_rng(5).normal(size=(64, 48)).astype(np.float32)
 
 

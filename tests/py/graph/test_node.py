@@ -16,7 +16,7 @@ from vkml.graph.walk import toposort
 CHAIN = 100_000
 # A chain the cpu device compiles in under 30 s even on the loaded 2-core dev machine (measured
 # with lowering cut into 500-node segments: 10k 6.7 s, 20k 17-37 s, 100k 178 s; 1.4 s cached).
-CPU_CHAIN = 15_000
+CPU_CHAIN = 10_000
 
 
 def data(values: object, device: str = "reference") -> vkml.Tensor:

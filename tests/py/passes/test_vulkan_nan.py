@@ -28,6 +28,9 @@ from vkml.passes import pairwise_extremes, vulkan_nan
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
 
+# a sweep whose every case another test in make test covers on another device or dtype
+EXHAUSTIVE = pytest.mark.exhaustive
+
 ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 
@@ -306,7 +309,11 @@ def vulkan() -> vkml.Device:
     return vkml.device("vulkan:0")
 
 
-@pytest.mark.parametrize("dtype", ops_test.FLOATS)
+# float32 here; the 16-bit and 64-bit sweeps (50 s more) with make test-exhaustive: every
+# dtype runs through the pass on lavapipe in test_vulkan_device.py
+@pytest.mark.parametrize(
+    "dtype", [d if d == "float32" else pytest.param(d, marks=EXHAUSTIVE) for d in ops_test.FLOATS]
+)
 def test_every_float_op_matches_reference_on_cpu_with_the_pass(
     dtype: str, vulkan_pipeline_on_cpu: None
 ) -> None:
@@ -419,7 +426,14 @@ def check_edges(device: vkml.Device, dtype: str) -> None:
     assert not failures, "\n\n".join(failures)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "float32",
+        pytest.param("float16", marks=EXHAUSTIVE),
+        pytest.param("bfloat16", marks=EXHAUSTIVE),
+    ],
+)
 def test_nan_and_domain_edges_match_reference_on_cpu_with_the_pass(
     dtype: str, vulkan_pipeline_on_cpu: None
 ) -> None:
