@@ -19,7 +19,11 @@ import vkml
 from vkml.ops.registry import OPS
 from vkml.runtime.vulkan import vulkan_device_reports
 
-DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
+# lavapipe was right before ADR 0016 (its literals are already hidden, ADR 0009): there the
+# sweep runs with make test-exhaustive
+DEVICES = ["cpu"] + (
+    [pytest.param("vulkan:0", marks=pytest.mark.exhaustive)] if vulkan_device_reports() else []
+)
 BOUNDED_UNARY = sorted(
     name for name, op in OPS.items()
     if op.kind == "unary" and not op.bit_exact and op.inputs == "float"
