@@ -159,8 +159,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "matmul: accumulate 16-bit inputs in their own type",
         "vkml/dialect/emitters.py",
-        "    acc = compute_dtype(out.dtype)\n    # a 1 x 1 x 1",
-        "    acc = out.dtype\n    # a 1 x 1 x 1",
+        "    acc = compute_dtype(out.dtype)\n    # a product over one element",
+        "    acc = out.dtype\n    # a product over one element",
         (GEMM,),
         lit=True,
     ),
@@ -332,9 +332,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "the opaque form as bits or fence, through which LLVM still knows a NaN",
         "vkml/dialect/run_time_fence.py",
         '            mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", '
-        "bits.type)\n            found = self._distinct",
+        "bits.type)\n            found = self._opaques",
         '            mixed = self.emit(f"stablehlo.or {bits.name}, {fence.name} : {bits.type}", '
-        "bits.type)\n            found = self._distinct",
+        "bits.type)\n            found = self._opaques",
         ("tests/py/frontend/test_folded_operands.py",),
     ),
     # -- float16/bfloat16 arithmetic -------------------------------------------------------

@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default=",".join(ORDER), help="comma-separated campaigns")
     parser.add_argument("--fuzz-minutes", type=float, default=None,
                         help="stop fuzzing after this long (it resumes next time)")  # fmt: skip
-    parser.add_argument("--fuzz-graphs", type=int, default=10_000,
+    parser.add_argument("--fuzz-graphs", type=int, default=fuzz_campaign.GOAL,
                         help="graphs per device the fuzz campaign runs to, over all its sittings "
-                        "(more than 10,000: a further sitting past the target)")  # fmt: skip
+                        f"(more than {fuzz_campaign.GOAL:,}: a sitting past the goal)")  # fmt: skip
     parser.add_argument("--no-shrink", action="store_true",
                         help="record fuzz failures as found, without hypothesis shrinking them")  # fmt: skip
     args = parser.parse_args(argv)

@@ -109,9 +109,13 @@ class FunctionBuilder(FencedOps):
         value = Value(f"%v{self._count}", result)
         self._count += 1
         self.lines.append(f"    {value.name} = {text}")
-        if any(name in self._varying for name in _OPERAND.findall(text)):
+        if self._reads_varying(text):
             self._vary(value)
         return value
+
+    def _reads_varying(self, text: str) -> bool:
+        """Whether an op's text reads a value that holds run-time data (``is_static``)."""
+        return any(name in self._varying for name in _OPERAND.findall(text))
 
     def _vary(self, v: Value) -> Value:
         """Count ``v`` as run-time data, unless it has no elements (then nothing it holds
@@ -149,21 +153,21 @@ class FunctionBuilder(FencedOps):
             self._literal_of,
             self._fences,
             self._hidden,
-            self._distinct,
+            self._opaques,
         )
         block = Block(args)
         self.lines = block.lines
         self._splats, self._literal_of = dict(self._splats), dict(self._literal_of)
-        self._fences, self._hidden, self._distinct = (
+        self._fences, self._hidden, self._opaques = (
             dict(self._fences),
             dict(self._hidden),
-            dict(self._distinct),
+            dict(self._opaques),
         )
         try:
             yield block
         finally:
             (self.lines, self._splats, self._literal_of, self._fences, self._hidden,
-             self._distinct) = saved  # fmt: skip
+             self._opaques) = saved  # fmt: skip
 
     def while_loop(self, init: Sequence[Value], cond: Block, body: Block) -> list[Value]:
         """``stablehlo.while`` over ``init``: ``cond`` returns one ``i1``, ``body`` the next
@@ -177,7 +181,7 @@ class FunctionBuilder(FencedOps):
             f'    {name}{arity} = "stablehlo.while"({operands}) ({{\n{cond.text()}\n    }}, {{\n'
             f"{body.text()}\n    }}) : ({types}) -> ({types})"
         )
-        if any(read in self._varying for read in _OPERAND.findall(self.lines[-1])):
+        if self._reads_varying(self.lines[-1]):
             self._varying.add(name)
         if len(init) == 1:
             return [Value(name, init[0].type)]

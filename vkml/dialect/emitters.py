@@ -348,8 +348,9 @@ def emit_matmul(
 ) -> Value:
     """Batched matmul on operands of rank >= 2; 16-bit floats accumulate in float32.
 
-    16-bit operands go into the ``dot_general`` as they are, with a float32 result: the
-    widening happens inside the matmul (``linalg.matmul`` extends each element it reads).
+    16-bit operands go into the ``dot_general`` as they are (except in a product over one
+    element, below), with a float32 result: the widening happens inside the matmul
+    (``linalg.matmul`` extends each element it reads).
     Widened outside, the convert and its fence would be a producer IREE 3.13 fuses into the
     matmul's dispatch, which its Vulkan code shares through workgroup memory without a
     barrier: wrong sums on lavapipe (``tests/py/frontend/test_matmul_operands.py``).

@@ -35,9 +35,9 @@ class FencedOps(StructuralOps):
         self._fences: dict[tuple[str, tuple[int, ...], bool], Value] = {}
         self._owned = 0  # own_buffer calls so far: each compares the fence with its own number
         self._int_types = (int32, int64)
-        # literals behind the fence, and subtrahends made distinct, by the value they stand for
+        # literals behind the fence, and opaque copies (_opaque), by the value they stand for
         self._hidden: dict[str, Value] = {}
-        self._distinct: dict[str, Value] = {}
+        self._opaques: dict[str, Value] = {}
 
     def constant(self, value: float | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
         raise NotImplementedError
@@ -136,13 +136,13 @@ class FencedOps(StructuralOps):
         """
         if not fenceable(v.dtype):
             return v
-        found = self._distinct.get(v.name)
+        found = self._opaques.get(v.name)
         if found is None:
             bits_type = self._bits_type(v.dtype)
             bits = self.bitcast(v, bits_type)
             fence = self._fence_value(bits_type, v.shape, shifted=True)
             mixed = self.emit(f"stablehlo.xor {bits.name}, {fence.name} : {bits.type}", bits.type)
-            found = self._distinct[v.name] = self.bitcast(mixed, v.dtype)
+            found = self._opaques[v.name] = self.bitcast(mixed, v.dtype)
         return found
 
     def _fence_value(self, dtype: DType, shape: tuple[int, ...], shifted: bool = False) -> Value:
