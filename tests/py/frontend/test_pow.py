@@ -76,3 +76,46 @@ def test_pow_stays_within_its_bound_over_wide_operands() -> None:
     got = (vkml.tensor(a) ** vkml.tensor(b)).numpy()
     normal = np.abs(want) >= np.finfo(np.float32).tiny  # subnormal results lose bits in exp
     assert_within_pow_bound(got[normal], want[normal], a[normal], b[normal], "wide pow")
+
+
+INT_BASES = [0, 1, -1, 2, -2, 3, -3, 7, 255, -(2**31), 2**31 - 1]
+INT_EXPONENTS = [0, 1, 2, 3, 31, 32, 33, 62, 63, 64, 65, 70, 127, 128, 1000, 2**31 - 1, -1, -2, -3]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint32])
+def test_integer_pow_is_exact_for_every_exponent(device: str, dtype: type) -> None:
+    """IREE's integer ``power`` squares six times: it took the exponent mod 64, so
+    ``3 ** 64`` was 1 and ``2 ** 70`` was 64. Integers wrap as NumPy's do, at every exponent,
+    and an integer to a negative power is ``1 / x**|y|`` truncated toward zero."""
+    try:
+        dev = vkml.device(device)
+    except vkml.DeviceError:
+        pytest.skip("no Vulkan device")
+    info = np.iinfo(dtype)
+    pairs = [
+        (x, y)
+        for x, y in itertools.product(INT_BASES, INT_EXPONENTS)
+        if info.min <= x <= info.max and info.min <= y <= info.max
+    ]
+    a = np.array([x for x, _ in pairs], dtype=dtype)
+    b = np.array([y for _, y in pairs], dtype=dtype)
+    got = (vkml.tensor(a, device=dev) ** vkml.tensor(b, device=dev)).numpy()
+    want = (vkml.tensor(a, device="reference") ** vkml.tensor(b, device="reference")).numpy()
+    wrong = got != want
+    assert not wrong.any(), list(zip(a[wrong], b[wrong], got[wrong], want[wrong]))
+    # the reference is NumPy's wrapping power where the exponent is not negative
+    whole = b >= 0
+    assert np.array_equal(want[whole], np.power(a[whole], b[whole]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_integer_pow_by_a_python_scalar_is_exact(device: str) -> None:
+    try:
+        dev = vkml.device(device)
+    except vkml.DeviceError:
+        pytest.skip("no Vulkan device")
+    x = vkml.tensor([2, 3, -1], device=dev)
+    assert (x**64).tolist() == [0, 8733086111712066817, 1]
+    assert (x**65).tolist() == np.power(np.array([2, 3, -1]), 65).tolist()
+    assert (vkml.tensor([2, 3], dtype=vkml.int32, device=dev) ** 70).tolist() == [0, -102221863]
