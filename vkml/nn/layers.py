@@ -17,8 +17,8 @@ import numpy as np
 from vkml.dtypes import DType, float32, to_dtype
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import random as _random
-from vkml.frontend.creation import arange, full
-from vkml.frontend.functions import where
+from vkml.frontend.creation import full
+from vkml.frontend.functions import take, where
 from vkml.frontend.host import number_arg, shape_arg
 from vkml.frontend.ops import tensor_node
 from vkml.frontend.tensor import Tensor
@@ -200,8 +200,10 @@ class LayerNorm(Module):
 class Embedding(Module):
     """A lookup table: integer ids ``(...)`` to rows of ``weight`` ``(...,  dim)``.
 
-    There is no gather op: the lookup is a one-hot matrix times the table, so its gradient
-    is a matmul too. An id outside ``[0, num_embeddings)`` gives a row of zeros.
+    The lookup is a gather (``take``) of the table's rows; its gradient adds each row's
+    gradients in vkml's pairwise order. An id outside ``[0, num_embeddings)`` is a bug in
+    the data: its row is NaN (as is what it feeds), never a plausible row. (PyTorch raises;
+    vkml would have to read the ids back, a device sync every step.)
 
     Args:
         num_embeddings: rows of the table.
@@ -224,9 +226,9 @@ class Embedding(Module):
     def forward(self, ids: Tensor) -> Tensor:
         if not tensor_node("Embedding", ids).dtype.is_integer:
             raise DTypeError(f"Embedding: ids must be integers, got {ids.dtype}")
-        table = arange(self.num_embeddings, dtype=ids.dtype, device=ids.device)
-        one_hot = (ids.unsqueeze(-1) == table).astype(self.weight.dtype)
-        return one_hot @ self.weight
+        rows = take(self.weight, ids.reshape(-1), axis=0).reshape(*ids.shape, -1)
+        in_range = ((ids >= 0) & (ids < self.num_embeddings)).unsqueeze(-1)
+        return where(in_range, rows, math.nan)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -303,6 +303,17 @@ def test_embedding_looks_up_rows_and_scatters_gradients() -> None:
     np.testing.assert_allclose(g, expected, **TOL)
 
 
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+def test_an_embedding_id_out_of_range_gives_a_row_of_nan(device: str) -> None:
+    """An id outside [0, num_embeddings) is a bug in the data: its row is NaN, never a
+    plausible row (zeros, or the clamped last row); the others are the table's rows."""
+    emb = nn.Embedding(4, 2, key=key(5)).to(device)
+    table = emb.weight.numpy()
+    out = emb(vkml.tensor([[0, 4], [-1, 3]], device=device)).numpy()
+    assert np.isnan(out[0, 1]).all() and np.isnan(out[1, 0]).all()
+    assert np.array_equal(out[0, 0], table[0]) and np.array_equal(out[1, 1], table[3])
+
+
 def test_embedding_rejects_float_ids() -> None:
     with pytest.raises(vkml.DTypeError, match="ids must be integers, got float32"):
         nn.Embedding(4, 2, key=key())(vkml.zeros((3,)))

@@ -98,3 +98,54 @@ def test_cross_entropy_of_finite_extremes_is_never_nan(device: str) -> None:
     ).numpy()
     assert not np.isnan(out).any(), out
     assert out[1] == pytest.approx(np.log(3.0), rel=1e-6)  # equal scores: log(classes)
+
+
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+def test_cross_entropy_of_the_top_class_beside_an_infinite_log_probability_is_zero(
+    device: str,
+) -> None:
+    """log_softmax of [3e38, -3e38] is [0, -inf]: the loss of label 0 is 0, as PyTorch's.
+    A one-hot product made it 0 * -inf = NaN (a finite input must never produce NaN)."""
+    logits = np.array([[3e38, -3e38], [-3e38, 3e38]], np.float32)
+    out = nn.cross_entropy(
+        vkml.tensor(logits, device=device), vkml.tensor([0, 1], device=device), reduction="none"
+    )
+    assert out.tolist() == [0.0, 0.0]
+    grad = vkml.grad(lambda x: nn.cross_entropy(x, vkml.tensor([0, 1], device=device)))(
+        vkml.tensor(logits, device=device)
+    )
+    assert not np.isnan(grad.numpy()).any()
+
+
+@pytest.mark.parametrize("device", ["cpu", "reference"])
+@pytest.mark.parametrize("label", [3, 5, -1, -7])
+def test_a_label_out_of_range_makes_the_loss_nan(device: str, label: int) -> None:
+    """A label outside [0, classes) (and not ``ignore_index``) is a bug in the data: the loss
+    and its gradient are NaN, never a plausible number (it was 0.549, the label counting 0)."""
+    logits = vkml.ones((2, 3), device=device)
+    labels = vkml.tensor([0, label], device=device)
+    for reduction in ("mean", "sum"):
+        assert np.isnan(nn.cross_entropy(logits, labels, reduction=reduction).item())
+    per_item = nn.cross_entropy(logits, labels, reduction="none").numpy()
+    assert per_item[0] == pytest.approx(np.log(3.0)) and np.isnan(per_item[1])
+    grad = vkml.grad(lambda x: nn.cross_entropy(x, labels))(logits).numpy()
+    assert np.isnan(grad[1]).all()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_ignores_ignore_index_as_torch(reduction: str) -> None:
+    torch = pytest.importorskip("torch")
+    logits = RNG.normal(size=(5, 4)).astype(np.float32)
+    labels = np.array([1, -100, 3, 0, -100])
+    got, grad = value_and_grad(
+        lambda x: nn.cross_entropy(x, vkml.tensor(labels), reduction=reduction), logits
+    )
+    lt = torch.from_numpy(logits).requires_grad_()
+    want = torch.nn.functional.cross_entropy(lt, torch.from_numpy(labels), reduction=reduction)
+    want.sum().backward()
+    np.testing.assert_allclose(got, want.detach().numpy(), **TOL)
+    np.testing.assert_allclose(grad, lt.grad.numpy(), **TOL)
+    moved = np.where(labels == -100, 100, labels)
+    other = nn.cross_entropy(vkml.tensor(logits), vkml.tensor(moved), ignore_index=100)
+    want = torch.nn.functional.cross_entropy(lt, torch.from_numpy(moved), ignore_index=100)
+    assert other.item() == pytest.approx(want.item(), rel=1e-6)
