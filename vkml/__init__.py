@@ -51,6 +51,7 @@ from vkml.errors import (
     UnsupportedOperatorError,
     UntrustedPathError,
     UntrustedPathWarning,
+    ValueRangeError,
     VkmlError,
 )
 from vkml.frontend import random, unary_functions as _unary_functions
@@ -206,6 +207,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "UntrustedPathError",
     "UntrustedPathWarning",
+    "ValueRangeError",
     "VkmlError",
     "add",
     "amax",

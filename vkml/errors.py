@@ -27,6 +27,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "UntrustedPathError",
     "UntrustedPathWarning",
+    "ValueRangeError",
     "VkmlError",
 ]
 
@@ -49,6 +50,11 @@ class IndexingError(VkmlError, IndexError):
 
 class DTypeError(VkmlError, TypeError):
     """A dtype an operation does not accept, or one vkml does not know."""
+
+
+class ValueRangeError(DTypeError, OverflowError):
+    """A number that the integer dtype it is given as cannot hold: an integer out of range,
+    or a NaN or infinity (NumPy and PyTorch raise ``OverflowError``)."""
 
 
 class DataError(VkmlError, TypeError):

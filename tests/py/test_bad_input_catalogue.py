@@ -38,6 +38,7 @@ from vkml.errors import (
     DTypeError,
     IndexingError,
     ShapeError,
+    ValueRangeError,
     VkmlError,
 )
 from vkml.frontend import eager
@@ -197,12 +198,13 @@ def linspace() -> list[Bad]:
 
 def tensor() -> list[Bad]:
     f = vkml.tensor
-    data = {"str": "abc", "ragged": [[1, 2], [3]], "object": [object()], "huge-int": [2**70],
+    data = {"str": "abc", "ragged": [[1, 2], [3]], "object": [object()],
             "complex-array": np.ones(2, np.complex64), "str-array": np.array(["1", "2"]),
             "object-array": np.array([1.0, 2.0], dtype=object), "set": {1, 2},
             "datetime": np.array(["2020-01-01"], "datetime64[D]"), "generator": iter([1])}  # fmt: skip
     cases = [bad(f"tensor({k})", lambda d=d: f(d), DataError) for k, d in data.items()]
     cases += [
+        bad("tensor(huge-int)", lambda: f([2**70]), ValueRangeError, str(2**70), "int64"),
         bad("tensor(uint8 array)", lambda: f(np.ones(2, np.uint8)), DTypeError, "uint8", "convert"),
         bad("tensor(dtype='float128')", lambda: f([1.0], dtype="float128"), DTypeError, "float128"),
         bad("tensor(device=3)", lambda: f([1.0], device=3), DeviceError, "3"),

@@ -24,7 +24,13 @@ from vkml.dtypes import (
     integer_range,
     to_dtype,
 )
-from vkml.errors import DataError, DTypeError, ShapeError, UnsupportedOperatorError
+from vkml.errors import (
+    DataError,
+    DTypeError,
+    ShapeError,
+    UnsupportedOperatorError,
+    ValueRangeError,
+)
 from vkml.graph.node import Node, check_shape
 
 Scalar = bool | int | float
@@ -54,14 +60,14 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
     """A scalar must be representable in the integer dtype it is used as: an integer in
     range, a float that is finite (NaN and infinity have no integer value)."""
     if dtype.is_integer and isinstance(value, (float, np.floating)) and not np.isfinite(value):
-        raise DTypeError(
+        raise ValueRangeError(
             f"'{op}': {float(value)} has no {dtype} value; use a floating-point dtype, "
             f"e.g. dtype=vkml.float32"
         )
     if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         lo, hi = integer_range(dtype)
         if not lo <= int(value) <= hi:
-            raise DTypeError(
+            raise ValueRangeError(
                 f"'{op}': the Python integer {value} does not fit {dtype} (range [{lo}, {hi}]); "
                 f"convert the tensor first, e.g. x.astype(vkml.int64)"
             )
@@ -134,12 +140,45 @@ def host_array(data: Any) -> np.ndarray:
             f"cannot make a tensor from {type(data).__name__}: {exc} (ragged nested lists "
             f"need equal lengths at each level)"
         ) from exc
+    if array.dtype.kind == "O" and all(type(v) is int for v in array.flat):
+        return array  # Python integers past 64 bits: data_node says which dtype holds them
     if array.dtype.kind in "OUSVcmM" and array.dtype.name != "bfloat16":
         raise DataError(
             f"cannot make a tensor from data of NumPy dtype {array.dtype} "
             f"({type(data).__name__}): vkml tensors hold bool, integer or float numbers"
         )
     return array
+
+
+def check_data_fits(array: np.ndarray, target: DType) -> None:
+    """Data made an integer dtype must hold integers that fit it: ValueRangeError naming the
+    first value that does not (an integer out of range, a NaN, an infinity, a float past the
+    range), never a silent wrap. A float in range is truncated toward zero, as NumPy does."""
+    if not target.is_integer or array.dtype == target.numpy or array.dtype.kind == "b":
+        return
+    lo, hi = integer_range(target)
+    if array.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~((array > lo - 1) & (array < hi + 1))
+    elif array.dtype.kind == "O":
+        bad = np.asarray(np.frompyfunc(lambda v: not lo <= v <= hi, 1, 1)(array), dtype=bool)
+    else:
+        if not array.size or (lo <= array.min() and array.max() <= hi):
+            return
+        bad = (array < lo) | (array > hi)
+    if not bad.any():
+        return
+    value = array.reshape(-1)[int(np.flatnonzero(bad)[0])]
+    value = value.item() if isinstance(value, np.generic) else value
+    fits_int64 = array.dtype.kind != "f" and -(2**63) <= value < 2**63
+    remedy = (
+        "dtype=vkml.int64" if fits_int64 else "dtype=vkml.float64 (which holds it approximately)"
+    )
+    raise ValueRangeError(
+        f"vkml.tensor: {value} does not fit {target} (range [{lo}, {hi}]); pass a dtype "
+        f"that holds it, e.g. {remedy}, or convert on the host first "
+        f"(np.asarray(data).astype(np.{target.numpy.name}) wraps)"
+    )
 
 
 def data_node(data: Any, dtype: Any, device: Any) -> Node:
@@ -162,12 +201,15 @@ def data_node(data: Any, dtype: Any, device: Any) -> Node:
         target = from_numpy(array.dtype)
     elif array.dtype.kind == "f":
         target = default_float
-    elif array.dtype.kind in "iu":
+    elif array.dtype.kind in "iuO":  # O: Python integers past 64 bits
         target = default_int
     else:
         target = from_numpy(array.dtype)
     if not dev.supports("astype", target):
         raise UnsupportedOperatorError("tensor", target.name, dev.name)
+    check_data_fits(array, target)
+    if array.dtype.kind == "O":  # Python integers past 64 bits, made a float dtype
+        array = array.astype(np.float64)
     check_fits_memory("uploading data", [(array.shape, target)], dev.name)  # astype copies
     with np.errstate(all="ignore"):
         host = array.astype(target.numpy) if target.kind != "bool" else array != 0

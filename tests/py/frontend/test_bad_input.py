@@ -19,6 +19,7 @@ from vkml.errors import (
     DTypeError,
     IndexingError,
     ShapeError,
+    ValueRangeError,
     VkmlError,
 )
 
@@ -109,6 +110,53 @@ BAD: dict[str, Bad] = {
         lambda o: vkml.tensor([[1, 2], [3]]), DataError, TypeError, ("list", "ragged")
     ),
     "object-data": Bad(lambda o: vkml.tensor([object()]), DataError, TypeError, ("object",)),
+    # integers that do not fit the dtype raise as NumPy's and PyTorch's do; vkml.tensor
+    # wrapped them silently (2**63 became -2**63)
+    "int-past-int64": Bad(
+        lambda o: vkml.tensor(2**63),
+        ValueRangeError,
+        OverflowError,
+        ("9223372036854775808", "int64"),
+    ),
+    "int-past-any-dtype": Bad(
+        lambda o: vkml.tensor([1, 2**70]), ValueRangeError, OverflowError, (str(2**70), "int64")
+    ),
+    "int-past-int32": Bad(
+        lambda o: vkml.tensor(2**40, dtype=vkml.int32),
+        ValueRangeError,
+        OverflowError,
+        ("1099511627776", "int32", "[-2147483648, 2147483647]"),
+    ),
+    "list-past-int32": Bad(
+        lambda o: vkml.tensor([1, 3_000_000_000], dtype=vkml.int32),
+        ValueRangeError,
+        OverflowError,
+        ("3000000000", "int32", "dtype=vkml.int64"),
+    ),
+    "negative-uint32": Bad(
+        lambda o: vkml.tensor(-1, dtype=vkml.uint32),
+        ValueRangeError,
+        OverflowError,
+        ("-1", "uint32", "[0, 4294967295]"),
+    ),
+    "array-past-int32": Bad(
+        lambda o: vkml.tensor(np.array([5, -(2**40)]), dtype=vkml.int32),
+        ValueRangeError,
+        OverflowError,
+        ("-1099511627776", "int32", "astype"),
+    ),
+    "nan-to-int": Bad(
+        lambda o: vkml.tensor([1.0, float("nan")], dtype=vkml.int64),
+        ValueRangeError,
+        OverflowError,
+        ("nan", "int64"),
+    ),
+    "float-past-uint32": Bad(
+        lambda o: vkml.tensor(np.array([1e10], np.float32), dtype=vkml.uint32),
+        ValueRangeError,
+        OverflowError,
+        ("10000000000.0", "uint32"),
+    ),
     "index-out-of-range": Bad(
         lambda o: o.a[2], IndexingError, IndexError, ("index 2", "axis 0", "size 2")
     ),
