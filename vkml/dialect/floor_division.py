@@ -19,13 +19,39 @@ from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.emitters import compute_dtype
-from vkml.dialect.intbits import const_like
+from vkml.dialect.intbits import const_like, shr
 from vkml.dialect.types import TensorType, Value
+from vkml.dtypes import int32, int64
+
+_SIGNED = {32: int32, 64: int64}
 
 
 def _signs_differ(b: FunctionBuilder, x: Value, y: Value) -> Value:
     zero = const_like(b, x, 0)
     return b.compare("NE", b.compare("LT", x, zero), b.compare("LT", y, zero))
+
+
+def _unsigned_quotient(b: FunctionBuilder, x: Value, y: Value) -> Value:
+    """``x // y`` of unsigned integers (``y`` non-zero) from a signed divide: IREE's SPIR-V
+    backend cannot compile an unsigned divide of eight or more elements ("bitwidth emulation
+    is not implemented yet on unsigned op pattern version"). Half of ``x`` divided by a ``y``
+    below 2**(n-1), both then non-negative signed values, gives the quotient to within one;
+    a ``y`` of 2**(n-1) or more goes into ``x`` at most once."""
+    signed = _SIGNED[x.dtype.bits]
+    one = const_like(b, x, 1)
+    half = b.bitcast(shr(b, x, 1), signed)
+    low = b.binary(
+        "shift_left", b.bitcast(b.binary("divide", half, b.bitcast(y, signed)), x.dtype), one
+    )
+    low = b.select(
+        b.compare("GE", b.binary("subtract", x, b.binary("multiply", low, y)), y),
+        b.binary("add", low, one),
+        low,
+    )
+    at_most_once = b.select(b.compare("GE", x, y), one, const_like(b, x, 0))
+    return b.select(
+        b.compare("GT", y, const_like(b, y, (1 << (x.dtype.bits - 1)) - 1)), at_most_once, low
+    )
 
 
 def _integer_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Value]:
@@ -36,7 +62,13 @@ def _integer_divmod(b: FunctionBuilder, x: Value, y: Value) -> tuple[Value, Valu
         by_minus_one = b.compare("EQ", y, const_like(b, x, -1))
         unsafe = b.binary("or", by_zero, by_minus_one)
     divisor = b.select(unsafe, one, y)
-    q, r = b.binary("divide", x, divisor), b.binary("remainder", x, divisor)
+    # the remainder from the quotient, exact in wrapping arithmetic: IREE's SPIR-V remainder
+    # of MIN took MIN for its own magnitude and came out positive (MIN % 3 was 2 on lavapipe)
+    if x.dtype.kind == "uint":
+        q = _unsigned_quotient(b, x, divisor)
+    else:
+        q = b.binary("divide", x, divisor)
+    r = b.binary("subtract", x, b.binary("multiply", q, divisor))
     if x.dtype.kind == "int":
         q = b.select(by_minus_one, b.binary("subtract", zero, x), q)  # wraps at MIN
         r = b.select(by_minus_one, zero, r)
