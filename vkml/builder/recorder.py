@@ -203,6 +203,50 @@ def any_of(*tests: Any) -> Any:
     return out
 
 
+def not_(test: Any, line: int) -> Any:
+    """``not test``: Python's for a Python value, a device condition for a device one."""
+    if not is_device(test):
+        return not test
+    return functions.equal(condition(test, line), False)
+
+
+def and_(line: int, first: Any, *rest: Callable[[], Any]) -> Any:
+    """``first and rest...``: Python's value (and short-circuit) while the operands are
+    Python values; once one is on the device, a device condition that holds where all do.
+    An operand after a device one is always evaluated (both arms of a device condition
+    are recorded)."""
+    out = first
+    for operand in rest:
+        if not is_device(out):
+            if not out:
+                return out
+            out = operand()
+            continue
+        following = operand()
+        if not is_device(following):
+            out = condition(out, line) if following else False
+        else:
+            out = functions.where(condition(out, line), condition(following, line), False)
+    return condition(out, line) if is_device(out) else out
+
+
+def or_(line: int, first: Any, *rest: Callable[[], Any]) -> Any:
+    """``first or rest...`` (see ``and_``): a device condition that holds where any does."""
+    out = first
+    for operand in rest:
+        if not is_device(out):
+            if out:
+                return out
+            out = operand()
+            continue
+        following = operand()
+        if not is_device(following):
+            out = True if following else condition(out, line)
+        else:
+            out = functions.where(condition(out, line), True, condition(following, line))
+    return condition(out, line) if is_device(out) else out
+
+
 def running(stop: Any, skip: Any) -> Any:
     """Neither a ``break`` nor a ``continue`` has happened this turn."""
     if not is_device(stop) and not is_device(skip):

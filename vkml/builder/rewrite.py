@@ -15,9 +15,10 @@ user's code points at the user's line.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from vkml.builder import syntax as syn
+from vkml.builder import recorder, syntax as syn
 from vkml.builder.syntax import BREAK, CONTINUE, assigned
 
 
@@ -40,6 +41,24 @@ def rewrite(tree: ast.Module, filename: str) -> ast.Module:
     function.body = transformer.block(function.body)
     function.decorator_list = []  # the rewritten function is the plain one
     return ast.fix_missing_locations(tree)
+
+
+def _logic(test: ast.expr) -> ast.expr:
+    """``test`` with its ``not``, ``and`` and ``or`` as recorder calls, which give a device
+    condition where an operand is one (Python would ask the tensor for its truth) and
+    Python's meaning, short-circuits included, where every operand is a Python value. Each
+    operand after the first is passed as a function, so it is evaluated only where Python
+    would evaluate it."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        call = syn.recorder_call(recorder.not_, _logic(test.operand), ast.Constant(test.lineno))
+        return ast.copy_location(call, test)
+    if isinstance(test, ast.BoolOp):
+        helper = recorder.and_ if isinstance(test.op, ast.And) else recorder.or_
+        first, *rest = (_logic(v) for v in test.values)
+        later = [syn.thunk(v) for v in rest]
+        call = syn.recorder_call(helper, ast.Constant(test.lineno), first, *later)
+        return ast.copy_location(call, test)
+    return test
 
 
 def _is_branch_call(item: ast.withitem) -> bool:
@@ -72,12 +91,14 @@ class _Rewriter:
                 rest = self.block(statements[i + 1 :], in_loop)
                 guard = ast.If(
                     test=syn.recorder_call(
-                        "running", syn.load_name(BREAK), syn.load_name(CONTINUE)
+                        recorder.running, syn.load_name(BREAK), syn.load_name(CONTINUE)
                     ),
                     body=rest,
                     orelse=[],
                 )
-                out += self.if_(ast.copy_location(guard, statements[i + 1]), in_loop, "guard")
+                out += self.if_(
+                    ast.copy_location(guard, statements[i + 1]), in_loop, recorder.guard
+                )
                 break
         return out or [ast.Pass()]
 
@@ -85,9 +106,9 @@ class _Rewriter:
         if isinstance(node, ast.If):
             return self.if_(node, in_loop)
         if isinstance(node, ast.While):
-            return self.loop(node, "while_", node.test)
+            return self.loop(node, recorder.while_, node.test)
         if isinstance(node, ast.For):
-            return self.loop(node, "for_", node.iter)
+            return self.loop(node, recorder.for_, node.iter)
         if isinstance(node, ast.Match):
             return self.match(node, in_loop)
         if isinstance(node, ast.Break) and in_loop:
@@ -133,18 +154,23 @@ class _Rewriter:
             f"__vkml_branch_body{n}", names, self.block(node.body, in_loop), node, [param, *names]
         )
         call = syn.recorder_call(
-            "branch", item.context_expr, syn.load_name(body.name), syn.values(names),
+            recorder.branch, item.context_expr, syn.load_name(body.name), syn.values(names),
             syn.strings(names), ast.Constant(node.lineno),
         )  # fmt: skip
         return [syn.located(s, node) for s in (body, *syn.unpack(names, call))]
 
     # -- if ------------------------------------------------------------------------------------
-    def if_(self, node: ast.If, in_loop: bool, helper: str = "if_") -> list[ast.stmt]:
+    def if_(
+        self, node: ast.If, in_loop: bool, helper: Callable[..., Any] = recorder.if_
+    ) -> list[ast.stmt]:
         """An ``if`` as a call of the recorder's ``helper``: ``if_``, or ``guard`` for the
         rest of a loop body after a possible break or continue."""
+        node.test = _logic(node.test)
         if syn.returns(node.body) or syn.returns(node.orelse):
             # a return inside: only a Python condition can take it (the recorder says so)
-            node.test = syn.recorder_call("python_condition", node.test, ast.Constant(node.lineno))
+            node.test = syn.recorder_call(
+                recorder.python_condition, node.test, ast.Constant(node.lineno)
+            )
             node.body = self.block(node.body, in_loop)
             node.orelse = self.block(node.orelse, in_loop) if node.orelse else []
             return [node]
@@ -172,7 +198,9 @@ class _Rewriter:
         return [syn.located(s, node) for s in (then, other, *syn.unpack(names, call))]
 
     # -- loops ---------------------------------------------------------------------------------
-    def loop(self, node: ast.While | ast.For, helper: str, head: ast.expr) -> list[ast.stmt]:
+    def loop(
+        self, node: ast.While | ast.For, helper: Callable[..., Any], head: ast.expr
+    ) -> list[ast.stmt]:
         if node.orelse:
             raise self._error(
                 node,
@@ -206,7 +234,7 @@ class _Rewriter:
         )
         parts: list[ast.stmt] = [syn.located(syn.assign(BREAK, ast.Constant(False)), node), body]
         if isinstance(node, ast.While):
-            test = self._function(f"__vkml_test{n}", names, [], node, returns=node.test)
+            test = self._function(f"__vkml_test{n}", names, [], node, returns=_logic(node.test))
             parts.append(test)
             call = syn.recorder_call(
                 helper,
@@ -236,7 +264,7 @@ class _Rewriter:
             for case in node.cases:
                 case.body = self.block(case.body, in_loop)
             node.subject = syn.recorder_call(
-                "python_condition", node.subject, ast.Constant(node.lineno)
+                recorder.python_condition, node.subject, ast.Constant(node.lineno)
             )
             return [node]
         n = self._next()
@@ -249,10 +277,10 @@ class _Rewriter:
                 continue
             values = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
             tests = [
-                syn.recorder_call("equals", syn.load_name(subject), syn.case_value(p))
+                syn.recorder_call(recorder.equals, syn.load_name(subject), syn.case_value(p))
                 for p in values
             ]
-            test = tests[0] if len(tests) == 1 else syn.recorder_call("any_of", *tests)
+            test = tests[0] if len(tests) == 1 else syn.recorder_call(recorder.any_of, *tests)
             chain = [
                 ast.copy_location(ast.If(test=test, body=case.body, orelse=chain), case.pattern)
             ]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from vkml.builder import recorder
 
 RECORDER = "__vkml__"
 BREAK, CONTINUE = "__vkml_break", "__vkml_continue"
@@ -130,19 +132,28 @@ def load_name(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
 
 
-def recorder_call(helper: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(ast.Attribute(load_name(RECORDER), helper, ast.Load()), list(args), [])
+def recorder_call(helper: Callable[..., Any], *args: ast.expr) -> ast.Call:
+    """A call of ``helper``, a function of ``vkml.builder.recorder``, from generated code (a
+    reference, not a name: mypy checks that it exists)."""
+    name = helper.__name__
+    return ast.Call(ast.Attribute(load_name(RECORDER), name, ast.Load()), list(args), [])
 
 
 def assign(name: str, value: ast.expr) -> ast.Assign:
     return ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
 
 
+def thunk(expr: ast.expr) -> ast.Lambda:
+    """``lambda: expr``: an operand evaluated only if the recorder asks for it."""
+    no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(no_args, expr), expr)
+
+
 def values(names: list[str]) -> ast.Tuple:
     """Each name's value, or the recorder's UNDEFINED where it is not bound yet."""
     no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
     reads: list[ast.expr] = [
-        recorder_call("value", ast.Lambda(no_args, load_name(n))) for n in names
+        recorder_call(recorder.value, ast.Lambda(no_args, load_name(n))) for n in names
     ]
     return ast.Tuple(reads, ast.Load())
 
@@ -158,7 +169,11 @@ def unpack(names: list[str], value: ast.Call) -> list[ast.stmt]:
         return [ast.Expr(value)]
     target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
     unbind = [
-        ast.If(recorder_call("unbound", load_name(n)), [ast.Delete([ast.Name(n, ast.Del())])], [])
+        ast.If(
+            recorder_call(recorder.unbound, load_name(n)),
+            [ast.Delete([ast.Name(n, ast.Del())])],
+            [],
+        )
         for n in names
         if n not in (BREAK, CONTINUE)
     ]

@@ -141,8 +141,32 @@ def device_while_with_continue(x, limit):  # type: ignore[no-untyped-def]
     return total, x
 
 
+def bounded_loop_with_not(x, limit):  # type: ignore[no-untyped-def]
+    for _ in range(12):  # the spelling docs/builder.md and GradientError recommend
+        if not (x.amax() < limit):
+            break
+        x = x * 1.5 + 0.25
+    return x
+
+
+def conditions_with_and_or_not(x, limit):  # type: ignore[no-untyped-def]
+    if x.amax() > limit and x.amin() < limit or not x.sum() > 0.0:
+        y = x * 2.0
+    elif OFFSET > 1.0 or (x.sum() < limit and OFFSET > 0.5):  # Python operands mixed in
+        y = x - 1.0
+    else:
+        y = x + 1.0
+    n = limit * 0.0
+    while n < 5.0 and not x.amax() > limit:
+        x = x * 1.5 + 0.25
+        n = n + 1.0
+    return y, x, n
+
+
 OFFSET = 0.75
 FORMS = {
+    "bounded_loop_with_not": bounded_loop_with_not,
+    "conditions_with_and_or_not": conditions_with_and_or_not,
     "branches": branches,
     "bounded_loop": bounded_loop,
     "bounded_loop_reading_its_item": bounded_loop_reading_its_item,

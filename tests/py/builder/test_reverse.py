@@ -61,6 +61,29 @@ def test_the_reverse_pass_gives_python_s_gradient_bit_for_bit(device: vkml.Devic
         np.testing.assert_array_equal(grads["w"].numpy(), want[1], err_msg=f"w {scale} {k}")
 
 
+def grow_while_small(x, w):
+    y = x * w
+    for _ in range(8):  # GradientError's own advice: 'if not condition: break'
+        if not (y.sum() < 40.0 and y.amax() < 20.0):
+            break
+        y = y * 1.5 + w
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+def test_the_reverse_pass_goes_through_not_and_and(device: vkml.Device) -> None:
+    g = vkml.Graph.builder(record=True)(grow_while_small)(
+        vkml.tensor(X, device=device), vkml.tensor(W, device=device)
+    )
+    for scale in (1.0, 0.1):
+        x = X * np.float32(scale)
+        g.bind(x=x)
+        got = vkml.diff.reverse(g, wrt="x")["x"].numpy()
+        ref = vkml.reference
+        want = vkml.grad(grow_while_small)(vkml.tensor(x, device=ref), vkml.tensor(W, device=ref))
+        np.testing.assert_array_equal(got, want.numpy(), err_msg=f"scale {scale}")
+
+
 def test_the_reverse_pass_compiles_once_and_runs_in_one_invocation() -> None:
     g = vkml.Graph.builder(record=True)(grow)(X, W, np.int64(1))
     vkml.diff.reverse(g, wrt="w")

@@ -34,6 +34,9 @@ BOUNDED_UNARY = (
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
 REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "cumsum")
 SCALARS = (0.5, -2, 3, 1.25, 0, -0.0, float("inf"), float("nan"), 7)
+# integers past the small ones: exponents of 64 and more, MIN and MAX of int32, past int32
+WIDE_SCALARS = (64, 70, 2**31 - 1, -(2**31), 2**40)
+SCALAR_OPS = BINARY[:7] + ("floor_divide", "remainder")
 CAST_TO = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "bool")
 BITCAST_PARTNER = {
     "float32": "int32", "int32": "uint32", "uint32": "float32", "float16": "bfloat16",
@@ -80,11 +83,25 @@ def binary(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> v
     return _power(x, y) if op == "pow" else _BINARY_FN[str(op)](x, y)
 
 
+def _moderate(value: float, low: float) -> float:
+    """A finite scalar moved into [low, 4] in magnitude (``pow``'s moderate range)."""
+    if value != value or abs(value) == float("inf"):
+        return value
+    return float(np.copysign(min(max(abs(value), low), 4.0), value))
+
+
 def scalar(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
-    op, value = str(p.pick(BINARY[:6])), p.pick(SCALARS)
-    if p.next(2):
-        return _BINARY_FN[op](value, x)
-    return _BINARY_FN[op](x, value)
+    """A binary op with a Python scalar on either side (weakly typed); a scalar that does
+    not fit an integer tensor's dtype is a refusal every device must make."""
+    op, value = str(p.pick(SCALAR_OPS)), p.pick(SCALARS + WIDE_SCALARS)
+    first = bool(p.next(2))
+    if op == "pow" and vkml.dtypes.result_type_with_scalar(x.dtype, value).is_float:
+        if first:  # value ** x
+            value, x = _moderate(float(value), 0.25), vkml.clip(x, -4.0, 4.0)
+        else:
+            value, x = _moderate(float(value), 0.0), vkml.clip(abs(x), 0.25, 4.0)
+    fn = vkml.power if op == "pow" else _BINARY_FN[op]
+    return fn(value, x) if first else fn(x, value)
 
 
 def compare(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:

@@ -27,7 +27,7 @@ FLOATS = ("float32", "float16", "bfloat16", "float64")
 # flushes (docs/contracts.md "Subnormals: the stated exception"); float16 ones are normal floats
 # in the float32 arithmetic 16-bit ops use, so they are inside the bit-exact contract
 FLUSHED = ("float32", "float64", "bfloat16")
-PAYLOADS = ("normal", "special", "subnormal", "integral")
+PAYLOADS = ("normal", "special", "subnormal", "integral", "wide")
 
 # Step kinds: each names a family of ops (see fuzz.programs for what each builds). Between
 # them they reach every op of vkml.ops.registry.OPS (tests/py/fuzz/test_fuzz_slice.py checks).
@@ -102,7 +102,10 @@ def input_array(spec: Input) -> np.ndarray:
 
     normal: N(0, 4); special: a third of the elements NaN, +-inf, +-0, +-1, halves, the
     dtype's largest finite values; subnormal: a third subnormal (and +-0); integral: small
-    whole numbers, so that compares tie and rounding sees exact halves."""
+    whole numbers, so that compares tie and rounding sees exact halves; wide: integers drawn
+    from the dtype's whole range, floats of either sign with exponents drawn from the
+    dtype's whole normal range (the values a newcomer's ``2 ** 70`` or ``MIN % 3`` reach,
+    which small values never did)."""
     rng = np.random.default_rng(spec.seed)
     shape = spec.shape
     if spec.dtype == "bool":
@@ -119,8 +122,17 @@ def input_array(spec: Input) -> np.ndarray:
             values = np.where(pick, extra, values)
         elif spec.payload == "integral":
             values = rng.integers(-6, 7, shape) / np.where(pick, 2.0, 1.0)
+        elif spec.payload == "wide":
+            info = ml_dtypes.finfo(npdt)
+            exponent = rng.uniform(
+                np.log2(float(info.smallest_normal)), np.log2(float(info.max)), shape
+            )
+            sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+            values = np.minimum(np.exp2(exponent), float(info.max)) * sign
         return np.asarray(values).astype(npdt)
     info = np.iinfo(npdt)
+    if spec.payload == "wide":
+        return rng.integers(info.min, info.max, shape, dtype=npdt, endpoint=True)
     lo = 0 if info.min == 0 else -20
     values = rng.integers(lo, 21, shape)
     if spec.payload == "special":
