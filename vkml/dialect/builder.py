@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+from vkml.dialect.module import global_type
 from vkml.dialect.run_time_fence import FENCE_ARG, FENCE_GLOBAL, FencedOps, fenceable
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
 from vkml.dtypes import DType, float32
@@ -94,8 +95,11 @@ class FunctionBuilder(FencedOps):
         return value
 
     def global_load(self, symbol: str, ttype: TensorType) -> Value:
-        """The value of the module's global ``symbol`` (a parameter of an exported module)."""
-        return self._vary(self.emit(f"util.global.load @{symbol} : {ttype}", ttype))
+        """The value of the module's global ``symbol`` (a parameter of an exported module),
+        declared as ``vkml.dialect.module.global_type`` says."""
+        stored = global_type(ttype)
+        value = self._vary(self.emit(f"util.global.load @{symbol} : {stored}", stored))
+        return value if stored == ttype else self.bitcast(value, ttype.dtype)
 
     def output_arg(self, ttype: TensorType, result: int) -> Value:
         """An argument whose buffer receives result number ``result`` (IREE's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from vkml.dialect.fences import SIGNLESS
 from vkml.dialect.run_time_fence import FENCE_GLOBAL
 from vkml.dialect.types import TensorType, reflection_attr, string_attr
 
@@ -23,11 +24,18 @@ FENCE_STORE = "__vkml_fence"
 METADATA_FUNCTION = "__vkml_metadata"
 
 
+def global_type(ttype: TensorType) -> TensorType:
+    """The type a global of ``ttype`` is declared with: an unsigned one as its signless bits
+    (IREE 3.13 cannot legalize ``util.global.load`` of a ``ui32`` tensor), read back through
+    a bit cast (``FunctionBuilder.global_load``)."""
+    return ttype.with_dtype(SIGNLESS.get(ttype.dtype, ttype.dtype))
+
+
 def parameter_global(symbol: str, scope: str, key: str, ttype: TensorType) -> str:
     """A global whose value is entry ``key`` of the parameter archive given for ``scope``."""
     return (
         f"  util.global private @{symbol} = "
-        f"#flow.parameter.named<{string_attr(scope)}::{string_attr(key)}> : {ttype}"
+        f"#flow.parameter.named<{string_attr(scope)}::{string_attr(key)}> : {global_type(ttype)}"
     )
 
 

@@ -167,6 +167,25 @@ def test_a_module_without_weights_needs_no_archive(tmp_path: Path) -> None:
     np.testing.assert_array_equal(got, X * b + X)  # two roundings: no FMA
 
 
+def test_a_function_reading_a_realized_uint32_tensor_saves_and_runs(tmp_path: Path) -> None:
+    """A random key is a realized uint32 tensor: the module read it from a ui32 global, which
+    IREE could not legalize at save() ("failed to legalize operation 'util.global.load'")."""
+    key = vkml.random.key(3)
+    key.realize()
+    counts = vkml.tensor(np.array([7, 4_000_000_000], np.uint32))
+
+    def noisy(x):  # type: ignore[no-untyped-def]
+        return x + vkml.random.normal(key, x.shape), counts + 1
+
+    path = tmp_path / "noisy.vmfb"
+    vkml.aot.export(noisy, X).save(path)
+    got = vkml.aot.load(path).noisy(X)
+    want = noisy(vkml.tensor(X))
+    np.testing.assert_array_equal(got[0], want[0].numpy())
+    np.testing.assert_array_equal(got[1], want[1].numpy())
+    assert got[1].dtype == np.uint32
+
+
 def test_bad_calls_are_refused_naming_the_input(exported: Any) -> None:
     device, _, path, _ = exported
     loaded = vkml.aot.load(path, device=device)
@@ -352,6 +371,17 @@ def test_vkml_compile_exports_a_function_from_a_file(tmp_path: Path) -> None:
     assert "wrote" in run.stdout and "iree-run-module" in run.stdout
     manifest = vkml.aot.load(out).manifest
     assert sorted(manifest.parameters) == ["bias", "weight"]
+    # without --weights the model's key is what the module reads (deploy.md's own example)
+    plain = subprocess.run(
+        [sys.executable, "-m", "vkml", "compile", f"{source}:predict", "--arg", "x=2x4xf32",
+         "-o", str(tmp_path / "plain.vmfb")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    x = RNG.normal(size=(2, 4)).astype(np.float32)
+    np.testing.assert_array_equal(
+        vkml.aot.load(tmp_path / "plain.vmfb").predict(x), vkml.aot.load(out).predict(x)
+    )
     bad = subprocess.run(
         [sys.executable, "-m", "vkml", "compile", f"{source}:predict", "--arg", "x=2x4xq9",
          "-o", str(out)],

@@ -56,6 +56,18 @@ def test_a_saved_graph_computes_what_its_launch_computes(
             assert a.dtype == b.dtype
 
 
+def test_a_saved_graph_over_a_random_key_runs(tmp_path: Path) -> None:
+    key = vkml.random.key(11)
+
+    @vkml.Graph.builder
+    def jitter(x):  # type: ignore[no-untyped-def]
+        return x + vkml.random.normal(key, x.shape)
+
+    g = jitter(X)
+    path = g.save(tmp_path / "jitter.vmfb")[0]  # the key is a uint32 parameter
+    np.testing.assert_array_equal(vkml.aot.load(path).jitter(X), g().numpy())
+
+
 def test_a_saved_graph_runs_under_iree_run_module(tmp_path: Path) -> None:
     g = stepped(vkml.tensor(np.array([0.25, -0.5, 1.0], np.float32)))(X, np.float32(40.0))
     path = g.save(tmp_path / "settle.vmfb")[0]
