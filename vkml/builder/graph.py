@@ -25,6 +25,7 @@ from vkml.builder import recorder
 from vkml.builder.buffers import feeds, outputs_of
 from vkml.builder.fork import Fork
 from vkml.builder.source import rewritten
+from vkml.devices.realize import printing_recorded
 from vkml.errors import DeviceError, ShapeError
 from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
@@ -254,7 +255,10 @@ class Builder:
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
-        with recorder.recording(self.turns_per_sync, unrolled=self.record) as forks:
+        with (
+            recorder.recording(self.turns_per_sync, unrolled=self.record) as forks,
+            printing_recorded(),
+        ):
             captured = capture(self.recorded_fn, *arrays)
         names = [name for name, _ in captured.inputs]
         kept = (self.recorded_fn, self.turns_per_sync) if self.record else None

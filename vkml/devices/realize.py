@@ -29,7 +29,7 @@ from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
 from vkml.devices.memory import check_fits_memory
 from vkml.errors import BindingLimitError, DeviceError, TraceError, UnsupportedOperatorError
-from vkml.graph.node import Node
+from vkml.graph.node import Node, is_placeholder
 from vkml.graph.walk import region_nodes, same_values, toposort
 from vkml.runtime import bump
 
@@ -49,6 +49,25 @@ def refusing(reason: str) -> Iterator[None]:
         yield
     finally:
         _REFUSED.reset(token)
+
+
+_PRINTS_RECORDED: ContextVar[bool] = ContextVar("vkml_prints_recorded", default=False)
+
+
+@contextmanager
+def printing_recorded() -> Iterator[None]:
+    """In this context printing a tensor shows what it stands for (op, shape, dtype, device)
+    without realizing it: a graph builder records in it, so ``print`` works there."""
+    token = _PRINTS_RECORDED.set(True)
+    try:
+        yield
+    finally:
+        _PRINTS_RECORDED.reset(token)
+
+
+def prints_recorded() -> bool:
+    """Whether printing a tensor shows what it stands for (``printing_recorded``)."""
+    return _PRINTS_RECORDED.get()
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -179,11 +198,18 @@ def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
     for node in nodes:
         if not node._computed and node not in roots:
             roots.append(node)
-    if not roots:
+    inputs = [n for n in nodes if is_placeholder(n)]
+    if not roots and not inputs:
         return
     refused = _REFUSED.get()
     if refused is not None:
         raise TraceError(f"{refused} (observed at {_user_line()})")
+    if inputs:
+        raise TraceError(
+            f"input {inputs[0].attr('name')!r} of a captured function has a value only inside a "
+            f"call of it; call the captured function and read its result "
+            f"(observed at {_user_line()})"
+        )
     schedule, device = plan(roots)
     # before compiling: IREE would otherwise fail to compile a 2**40-element arange for Vulkan
     # (its 32-bit SPIR-V indexing) before it could refuse the allocation

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from vkml.devices.realize import realize_nodes
+from vkml.devices.realize import prints_recorded, realize_nodes
 from vkml.dtypes import bool_
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, indexing, ops, reductions, views
@@ -21,7 +21,7 @@ from vkml.frontend.host import copy_node
 from vkml.frontend.namespace import array_namespace
 from vkml.frontend.operators import Operators
 from vkml.frontend.unary_methods import UnaryMethods
-from vkml.graph.node import Node
+from vkml.graph.node import Node, is_placeholder
 
 
 def wrap(node: Node, *operands: Any) -> Tensor:
@@ -62,7 +62,9 @@ class Tensor(Operators, UnaryMethods):
 
     @property
     def is_realized(self) -> bool:
-        return self._node.computed
+        """Whether the tensor holds its value (an input placeholder of a function being
+        captured holds none)."""
+        return self._node.computed and not is_placeholder(self._node)
 
     # -- gradients (vkml.frontend.autograd) ------------------------------------------------
     @property
@@ -220,16 +222,18 @@ class Tensor(Operators, UnaryMethods):
 
     def __repr__(self) -> str:
         node = self._node
-        if not node.computed:
+        if not node.computed or is_placeholder(node):
+            what = f"input {node.attr('name')!r}" if is_placeholder(node) else f"lazy {node.op}"
             return (
-                f"Tensor(<lazy {node.op}>, shape={node.shape}, dtype={node.dtype.name}, "
+                f"Tensor(<{what}>, shape={node.shape}, dtype={node.dtype.name}, "
                 f"device={node.device})"
             )
         body = np.array2string(node.device.download(node.storage, node.dtype), separator=", ")
         return f"Tensor({body}, dtype={node.dtype.name}, device={node.device})"
 
     def __str__(self) -> str:
-        self.realize()
+        if not prints_recorded():  # a builder's recording prints what a tensor stands for
+            self.realize()
         return repr(self)
 
     __hash__ = object.__hash__

@@ -248,6 +248,19 @@ def test_one_graph_serves_every_decision_and_launches_without_recording() -> Non
     assert g.schedule.launches == 9 and "cpu" in g.backend
 
 
+def test_print_of_a_tensor_works_while_recording(capsys: pytest.CaptureFixture[str]) -> None:
+    @vkml.Graph.builder
+    def chatty(x):  # type: ignore[no-untyped-def]
+        print("inside", x, x * 2.0)  # docs/builder.md: print works
+        return x * 2.0
+
+    g = chatty(vkml.tensor(X))
+    out = capsys.readouterr().out
+    assert "inside Tensor(<input 'x'>, shape=(4, 3), dtype=float32" in out
+    assert "Tensor(<lazy mul>, shape=(4, 3)" in out
+    np.testing.assert_array_equal(g().numpy(), X * 2.0)
+
+
 def test_python_conditions_are_decided_once_at_record_time() -> None:
     seen = []
 

@@ -5,6 +5,8 @@ then is refused, and bad inputs are refused naming the parameter."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,34 @@ def test_observing_a_value_while_capturing_is_refused() -> None:
         trace.capture(lambda x: x + outside.numpy().sum(), A)
     assert not outside.is_realized  # refused before anything ran
     np.testing.assert_array_equal(outside.numpy(), A + 1)  # and usable after
+
+
+@pytest.mark.parametrize(
+    "observe",
+    [print, lambda x: x.numpy(), lambda x: x.tolist(), lambda x: x.realize(), np.asarray, str],
+    ids=["print", "numpy", "tolist", "realize", "asarray", "str"],
+)
+def test_observing_an_input_while_capturing_is_refused(observe: Any) -> None:
+    """An input placeholder has no value: reading it was an AttributeError from
+    runtime/buffers.py ('NoneType' object has no attribute 'shape')."""
+    seen = []
+
+    def reads(x: vkml.Tensor) -> vkml.Tensor:
+        seen.append(x.is_realized)
+        observe(x)
+        return x
+
+    with pytest.raises(vkml.TraceError, match=r"'reads' is being captured"):
+        trace.capture(reads, A)
+    assert seen == [False]  # a placeholder holds no value
+
+
+def test_an_input_that_escapes_the_capture_cannot_be_read() -> None:
+    escaped = []
+    trace.capture(lambda x: escaped.append(x) or x.sum(), A)
+    assert "input 'x'" in repr(escaped[0])
+    with pytest.raises(vkml.TraceError, match=r"input 'x' of a captured function has a value"):
+        escaped[0].numpy()
 
 
 def test_eager_mode_does_not_cut_a_capture_into_pieces() -> None:
