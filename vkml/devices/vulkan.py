@@ -3,6 +3,7 @@ device reports (``vkml.compiler.target.vulkan_target_for``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from vkml.compiler.lower import Lowered, lower
 from vkml.compiler.target import vulkan_target, vulkan_target_for
 from vkml.devices.iree import IreeDevice
 from vkml.dtypes import ALL, DType, bfloat16, float16, float64, int64
+from vkml.errors import DeviceMemoryError
 from vkml.graph.node import Node
 from vkml.runtime import (
     Executable,
@@ -23,6 +25,9 @@ from vkml.runtime import (
     upload_mappable,
 )
 from vkml.runtime.vulkan import VulkanDeviceReport
+
+# the most elements one value of a Vulkan graph may hold (IREE's SPIR-V indexes with i32)
+MAX_VULKAN_ELEMENTS = 2**31 - 1
 
 
 class VulkanDevice(IreeDevice):
@@ -94,6 +99,7 @@ class VulkanDevice(IreeDevice):
         return download_staged(self.session, storage, dtype, True, self.name, self.report.name)
 
     def _lower(self, schedule: Sequence[Node], roots: Sequence[Node]) -> Lowered:
+        self._check_indexable(schedule)
         return lower(
             schedule,
             roots,
@@ -102,6 +108,26 @@ class VulkanDevice(IreeDevice):
             queued=self.target.queued,
             transients=True,
         )
+
+    def _check_indexable(self, schedule: Sequence[Node]) -> None:
+        """Refuse, before compiling, a graph holding a value IREE's SPIR-V code cannot index:
+        it indexes with 32-bit integers, and failed to compile such a graph with a raw
+        "failed to legalize operation 'arith.constant' ... 10000000000 : index"."""
+        for node in schedule:
+            elements = math.prod(node.shape)
+            if elements > MAX_VULKAN_ELEMENTS:
+                nbytes = elements * node.dtype.itemsize
+                raise DeviceMemoryError(
+                    f"{self.name} cannot hold the {node.dtype.name} {node.shape} value "
+                    f"('{node.op}', {elements:,} elements) this graph computes: IREE's Vulkan "
+                    f"code indexes with 32-bit integers, so a value holds at most 2**31 - 1 "
+                    f"elements (a sum or other reduction of a larger value still computes "
+                    f"it). Nothing was compiled or allocated; split the work into smaller "
+                    f"pieces, or run it on vkml.cpu",
+                    self.name,
+                    "RESOURCE_EXHAUSTED",
+                    nbytes,
+                )
 
     def _invoke(
         self, executable: Executable, args: list[Any], results: Sequence[tuple[tuple[int, ...], DType]],

@@ -46,6 +46,20 @@ def test_support_table_is_a_subset_of_cpu_and_reference(vulkan: vkml.Device) -> 
     assert not vulkan.supports("exp", vkml.float64)
 
 
+def test_a_value_past_32_bit_indexing_is_refused_before_compiling(vulkan: vkml.Device) -> None:
+    """A sum of a 10**10-element broadcast: IREE failed to compile it with a raw
+    "failed to legalize operation 'arith.constant' (10000000000 : index)"."""
+    huge = vkml.tensor([1.0], device=vulkan).broadcast_to((10**5, 10**5)).sum()
+    compiles = vkml.stats()["compiles"]
+    with pytest.raises(
+        vkml.DeviceMemoryError,
+        match=r"\(100000, 100000\).*10,000,000,000 elements.*32-bit.*vkml.cpu",
+    ):
+        huge.item()
+    assert vkml.stats()["compiles"] == compiles
+    assert (vkml.tensor([1.0], device=vulkan).broadcast_to((10, 10)).sum()).item() == 100.0
+
+
 def test_mixed_devices_name_both(vulkan: vkml.Device) -> None:
     a = vkml.tensor(np.zeros((2, 2), np.float32))
     b = vkml.tensor(np.zeros((2, 2), np.float32), device=vulkan)
