@@ -24,6 +24,8 @@ from vkml.compiler.keys import vkml_version
 from vkml.devices.coverage import coverage_report, format_coverage
 from vkml.devices.registry import vulkan_reports
 from vkml.errors import ArtifactError
+from vkml.trace.arguments import in_order
+from vkml.trace.capture import parameter_names
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -181,8 +183,9 @@ def inspect(args: argparse.Namespace) -> int:
 def compile_command(args: argparse.Namespace) -> int:
     """Export ``FILE.py:FUNCTION`` on the ``--arg`` specs to the ``-o`` module."""
     fn, weights = _load_function(args.function, args.weights)
-    specs = [_spec_arg(text) for text in args.arg]
+    named = [_spec_arg(text) for text in args.arg]
     try:
+        specs = _by_parameter(fn, named)
         artifact = vkml.aot.export(fn, *specs, device=args.device, name=args.name, weights=weights)
         written = artifact.save(args.output)
     except (vkml.VkmlError, ValueError, TypeError) as exc:
@@ -209,9 +212,21 @@ def _load_function(spec: str, weights: str | None) -> tuple[Callable[..., object
     return namespace[name], None if weights is None else namespace[weights]
 
 
-def _spec_arg(text: str) -> vkml.trace.Spec:
-    """``NAME=128x64xf32`` (or ``NAME=f32`` for a 0-d input) as a spec."""
-    _, _, shape_text = text.rpartition("=")
+def _by_parameter(
+    fn: Callable[..., object], named: list[tuple[str, vkml.trace.Spec]]
+) -> list[vkml.trace.Spec]:
+    """The specs in ``fn``'s parameter order: ``--arg NAME=...`` by name (a name that is
+    not a parameter is refused, not taken for the next one), ``--arg DIMSxTYPE`` in turn."""
+    names = parameter_names(fn, len(named))
+    positional = [spec for name, spec in named if not name]
+    by_name = {name: spec for name, spec in named if name}
+    return in_order(getattr(fn, "__name__", "the function"), names, positional, by_name)
+
+
+def _spec_arg(text: str) -> tuple[str, vkml.trace.Spec]:
+    """``NAME=128x64xf32`` (or ``NAME=f32`` for a 0-d input, or no ``NAME=``) as the name
+    (or "") and its spec."""
+    name, _, shape_text = text.rpartition("=")
     *dims, element = shape_text.split("x")
     try:
         dtype = _MLIR_DTYPES[element]
@@ -221,7 +236,7 @@ def _spec_arg(text: str) -> vkml.trace.Spec:
             f"--arg {text!r}: write NAME=DIMSxTYPE, e.g. x=128x64xf32 (types: "
             f"{', '.join(sorted(_MLIR_DTYPES))})"
         ) from None
-    return vkml.spec(shape, dtype)
+    return name, vkml.spec(shape, dtype)
 
 
 _MLIR_DTYPES = {d.mlir: d for d in vkml.dtypes.ALL}

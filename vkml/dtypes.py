@@ -78,6 +78,7 @@ float64 = DType("float64", "float", 64, "f64", np.dtype(np.float64))
 ALL: tuple[DType, ...] = (bool_, int32, int64, uint32, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME["bool_"] = bool_
+DTYPE_NAMES = frozenset(_BY_NAME)  # every name a dtype goes by
 _BY_NUMPY = {d.numpy: d for d in ALL}
 
 default_float = float32

@@ -155,8 +155,11 @@ def creation(name: str) -> list[Bad]:
     cases += [
         bad(f"{name}(dtype={d!r})", lambda d=d: fn((2,), *args, dtype=d), DTypeError,
             "float32", "convert")
-        for d in ("complex64", np.uint8, np.dtype("U1"), 5)
+        for d in ("complex64", np.uint8, np.dtype("U1"), *((5,) if name == "full" else ()))
     ]  # fmt: skip
+    if name != "full":  # ones(2, 5): PyTorch's spelling of a shape
+        cases.append(bad(f"{name}(dtype=5)", lambda: fn((2,), dtype=5), DTypeError,
+                         "dtype=5", f"vkml.{name}((2, 5))"))  # fmt: skip
     cases.append(bad(f"{name}(device='gpu')", lambda: fn((2,), *args, device="gpu"),
                      DeviceError, "'gpu'", "cpu"))  # fmt: skip
     return cases

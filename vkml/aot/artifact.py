@@ -37,7 +37,7 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import from_numpy
 from vkml.errors import DeviceError, UnsupportedOperatorError
-from vkml.frontend.host import path_arg
+from vkml.frontend.host import output_path_arg
 from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes
 from vkml.nn.step import CompiledStep
@@ -267,7 +267,7 @@ class Artifact:
         Each file is written to a temporary name and renamed into place, so a failure never
         leaves a half-written artefact.
         """
-        target = path_arg("Artifact.save", "path", path)
+        target = output_path_arg("Artifact.save", "path", path)
         if target.suffix != ".vmfb":
             raise ValueError(f"export: save to a .vmfb path, got {str(path)!r}")
         vmfb = self.vmfb  # compiled before anything is written

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import warnings
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from vkml.frontend.tensor import Tensor
 from vkml.runtime.hal import HalSession
 from vkml.runtime.parameters import archive_sizes, parameters_module
 from vkml.runtime.program import Program, read_module, reflection
+from vkml.trace.arguments import in_order
 
 
 def load(path: str | Path, device: Any = None, parameters: str | Path | None = None) -> Loaded:
@@ -103,7 +104,7 @@ class Loaded:
             raise KeyError(
                 f"{self.path} has no function {name!r}; it has {self.functions}"
             ) from None
-        return lambda *args: self._call(signature, args)
+        return lambda *args, **kwargs: self._call(signature, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -113,19 +114,15 @@ class Loaded:
         except KeyError as exc:
             raise AttributeError(str(exc)) from None
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if len(self.manifest.functions) != 1:
             raise TypeError(
                 f"{self.path} has {len(self.functions)} functions {self.functions}: call one by name"
             )
-        return self._call(self.manifest.functions[0], args)
+        return self._call(self.manifest.functions[0], args, kwargs)
 
-    def _call(self, signature: Signature, args: Sequence[Any]) -> Any:
-        if len(args) != len(signature.inputs):
-            raise TypeError(
-                f"{signature.name} takes {len(signature.inputs)} inputs "
-                f"({', '.join(s.name for s in signature.inputs)}), got {len(args)}"
-            )
+    def _call(self, signature: Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        args = in_order(signature.name, [s.name for s in signature.inputs], args, kwargs)
         views = [self._argument(signature.name, slot, a) for slot, a in zip(signature.inputs, args)]
         shapes = [(s.spec.shape, s.spec.dtype) for s in signature.outputs]
         out = self._program.invoke(

@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.realize import realize_nodes
-from vkml.dtypes import bool_, default_float, default_int, dtype_of_scalar, float32, to_dtype
+from vkml.dtypes import (
+    DType,
+    bool_,
+    default_float,
+    default_int,
+    dtype_of_scalar,
+    float32,
+    to_dtype,
+)
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend.dlpack import shared_node
 from vkml.frontend.host import (
@@ -80,7 +88,7 @@ def full(
     """A tensor of ``shape`` with every element ``fill_value`` (made lazily, on the device)."""
     dims = shape_arg("full", shape)
     target = to_dtype(dtype) if dtype is not None else dtype_of_scalar(fill_value)
-    check_fits("full", fill_value, target)
+    check_fits("full", fill_value, target, creating=True)
     value = python_scalar(fill_value)
     out = wrap(Node("full", target, dims, (), (("value", value),), resolve_device(device)))
     return out.requires_grad_() if requires_grad else out
@@ -90,14 +98,26 @@ def zeros(
     shape: Any, dtype: Any = float32, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 0, to_dtype(dtype), device, requires_grad)
+    return full(shape, 0, _dtype_arg("zeros", shape, dtype), device, requires_grad)
 
 
 def ones(
     shape: Any, dtype: Any = float32, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A tensor of ones (float32 unless ``dtype`` says otherwise)."""
-    return full(shape, 1, to_dtype(dtype), device, requires_grad)
+    return full(shape, 1, _dtype_arg("ones", shape, dtype), device, requires_grad)
+
+
+def _dtype_arg(op: str, shape: Any, dtype: Any) -> DType:
+    """``dtype`` as a DType; a number there is the second dimension of a shape written
+    PyTorch's way (``ones(2, 3)``), which vkml takes as one tuple."""
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, (bool, np.bool_)):
+        dims = (*shape_arg(op, shape), int(dtype))
+        raise DTypeError(
+            f"'{op}': dtype={dtype!r} is a number, not a dtype; if it is the shape's next "
+            f"dimension, pass the shape as one tuple: vkml.{op}({dims})"
+        )
+    return to_dtype(dtype)
 
 
 def arange(
@@ -127,8 +147,8 @@ def arange(
     if target is bool_:
         raise DTypeError("'arange' cannot make bool tensors")
     if n:
-        check_fits("arange", start, target)
-        check_fits("arange", start + (n - 1) * step, target)  # the last element
+        check_fits("arange", start, target, creating=True)
+        check_fits("arange", start + (n - 1) * step, target, creating=True)  # the last one
     attrs = (("start", python_scalar(start)), ("step", python_scalar(step)), ("stop", None))
     return wrap(Node("arange", target, (n,), (), attrs, resolve_device(device)))
 

@@ -56,9 +56,10 @@ def python_scalar(value: Any) -> Scalar:
     return float(value)
 
 
-def check_fits(op: str, value: Any, dtype: DType) -> None:
+def check_fits(op: str, value: Any, dtype: DType, creating: bool = False) -> None:
     """A scalar must be representable in the integer dtype it is used as: an integer in
-    range, a float that is finite (NaN and infinity have no integer value)."""
+    range, a float that is finite (NaN and infinity have no integer value). ``creating``:
+    the dtype was asked for (``full``, ``arange``), not taken from a tensor operand."""
     if dtype.is_integer and isinstance(value, (float, np.floating)) and not np.isfinite(value):
         raise ValueRangeError(
             f"'{op}': {float(value)} has no {dtype} value; use a floating-point dtype, "
@@ -67,9 +68,15 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
     if dtype.is_integer and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         lo, hi = integer_range(dtype)
         if not lo <= int(value) <= hi:
+            wider = "int64" if -(2**63) <= int(value) < 2**63 else "float64"
+            remedy = (
+                f"pass a dtype that holds it, e.g. dtype=vkml.{wider}"
+                if creating
+                else f"convert the tensor first, e.g. x.astype(vkml.{wider})"
+            )
             raise ValueRangeError(
                 f"'{op}': the Python integer {value} does not fit {dtype} (range [{lo}, {hi}]); "
-                f"convert the tensor first, e.g. x.astype(vkml.int64)"
+                f"{remedy}"
             )
 
 
@@ -125,6 +132,18 @@ def path_arg(op: str, name: str, value: Any) -> Path:
             f"str or a pathlib.Path"
         )
     return Path(value)
+
+
+def output_path_arg(op: str, name: str, value: Any) -> Path:
+    """A path to write to (``path_arg``) whose folder exists: vkml does not make folders, so
+    a typo in one is a FileNotFoundError naming it, not a new folder."""
+    path = path_arg(op, name, value)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"'{op}': the folder {str(path.parent)!r} of {name}={str(value)!r} does not "
+            f"exist; create it first (vkml does not make folders)"
+        )
+    return path
 
 
 def host_array(data: Any) -> np.ndarray:

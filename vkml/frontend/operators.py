@@ -108,10 +108,15 @@ class Operators(TensorBase):
     def __abs__(self) -> Self:
         return self._of(ops.unary("abs", self))
 
+    # ``x == None`` is Python's identity test, False (as PyTorch's), not a tensor of None
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
+        if other is None:
+            return NotImplemented
         return self._of(ops.compare("eq", self, other))
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
+        if other is None:
+            return NotImplemented
         return self._of(ops.compare("ne", self, other))
 
     def __lt__(self, other: Any) -> Self:

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.realize import prints_recorded, realize_nodes
-from vkml.dtypes import bool_
-from vkml.errors import DTypeError, ShapeError
+from vkml.dtypes import DTYPE_NAMES, DType, bool_
+from vkml.errors import DeviceError, DTypeError, ShapeError
 from vkml.frontend import autograd, grad_mode, indexing, ops, reductions, views
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
@@ -32,6 +32,17 @@ def wrap(node: Node, *operands: Any) -> Tensor:
             if isinstance(t, Tensor) and t._node is node:
                 return t
     return Tensor(node)
+
+
+def _numpy_call(op: str, x: Tensor, dtype: Any, out: Any) -> Tensor:
+    """``x`` for a reduction NumPy called (``np.sum(t, dtype=...)``): in ``dtype`` if given;
+    ``out`` is refused, as a vkml tensor never changes."""
+    if out is not None:
+        raise TypeError(
+            f"'{op}': out= is not supported (a vkml tensor never changes); use the tensor "
+            f"it returns"
+        )
+    return x if dtype is None else x.astype(dtype)
 
 
 class Tensor(Operators, UnaryMethods):
@@ -159,6 +170,11 @@ class Tensor(Operators, UnaryMethods):
 
     def to(self, device: Any) -> Tensor:
         """An explicit copy on ``device`` (a Device or its name). The only way across."""
+        if isinstance(device, DType) or (isinstance(device, str) and device in DTYPE_NAMES):
+            raise DeviceError(
+                f"'to' moves a tensor to a device, and {device!r} is a dtype; convert with "
+                f"x.astype({device!r})"
+            )
         return wrap(copy_node(self._node, device), self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -194,8 +210,9 @@ class Tensor(Operators, UnaryMethods):
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ShapeError(
-                f"the truth value of a tensor with {self.size} elements is ambiguous; "
-                f"use .any() or .all() style reductions (amax/amin) first"
+                f"the truth value of a tensor with {self.size} elements is ambiguous; reduce "
+                f"it first: (x != 0).amax() is true where any element is, (x != 0).amin() "
+                f"where all are (vkml.array_api.any and all too)"
             )
         return bool(self.item())
 
@@ -207,8 +224,18 @@ class Tensor(Operators, UnaryMethods):
 
     def __index__(self) -> int:
         if self.dtype.is_float or self.dtype.kind == "bool":
-            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+            raise TypeError(
+                f"a {self.dtype} tensor is not an integer index: indexing a NumPy array with "
+                f"a vkml tensor (a mask, or assigning through one) is not supported; index "
+                f"it with t.numpy() instead"
+            )
         return int(self.item())
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "vkml tensors never change, so x[...] = value is not supported; make a new "
+            "tensor: vkml.where(mask, value, x) for a mask"
+        )
 
     def __len__(self) -> int:
         if not self.shape:
@@ -277,35 +304,49 @@ class Tensor(Operators, UnaryMethods):
     def matmul(self, other: Tensor) -> Tensor:
         return wrap(reductions.matmul(self, other), self)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.sum(self, axis, keepdims), self)
+    # ``dtype`` and ``out`` are there for NumPy, whose np.sum(t) calls t.sum(axis=..,
+    # dtype=.., out=..): a result is a new tensor, so ``out`` must be None
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
+            out: None = None) -> Tensor:  # fmt: skip
+        x = _numpy_call("sum", self, dtype, out)
+        return wrap(reductions.sum(x, axis, keepdims), self)
 
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.prod(self, axis, keepdims), self)
+    def prod(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
+             out: None = None) -> Tensor:  # fmt: skip
+        x = _numpy_call("prod", self, dtype, out)
+        return wrap(reductions.prod(x, axis, keepdims), self)
 
-    def cumsum(self, axis: int | None = None) -> Tensor:
-        return wrap(reductions.cumsum(self, axis), self)
+    def cumsum(self, axis: int | None = None, *, dtype: Any = None, out: None = None) -> Tensor:
+        return wrap(reductions.cumsum(_numpy_call("cumsum", self, dtype, out), axis), self)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.mean(self, axis, keepdims), self)
+    def mean(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
+             out: None = None) -> Tensor:  # fmt: skip
+        x = _numpy_call("mean", self, dtype, out)
+        return wrap(reductions.mean(x, axis, keepdims), self)
 
-    def amax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.amax(self, axis, keepdims), self)
+    def amax(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        return wrap(reductions.amax(_numpy_call("amax", self, None, out), axis, keepdims), self)
 
-    def amin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.amin(self, axis, keepdims), self)
+    def amin(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        return wrap(reductions.amin(_numpy_call("amin", self, None, out), axis, keepdims), self)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.amax(self, axis, keepdims), self)
+    def max(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        return wrap(reductions.amax(_numpy_call("max", self, None, out), axis, keepdims), self)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.amin(self, axis, keepdims), self)
+    def min(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        return wrap(reductions.amin(_numpy_call("min", self, None, out), axis, keepdims), self)
 
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.argmax(self, axis, keepdims), self)
+    def argmax(
+        self, axis: int | None = None, keepdims: bool = False, *, out: None = None
+    ) -> Tensor:
+        x = _numpy_call("argmax", self, None, out)
+        return wrap(reductions.argmax(x, axis, keepdims), self)
 
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return wrap(reductions.argmin(self, axis, keepdims), self)
+    def argmin(
+        self, axis: int | None = None, keepdims: bool = False, *, out: None = None
+    ) -> Tensor:
+        x = _numpy_call("argmin", self, None, out)
+        return wrap(reductions.argmin(x, axis, keepdims), self)
 
     def softmax(self, axis: int = -1) -> Tensor:
         return wrap(reductions.softmax(self, axis), self)

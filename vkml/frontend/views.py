@@ -236,10 +236,20 @@ def getitem(x: Operand, index: Any) -> Node:
     return reshape(sliced, tuple(out_shape))
 
 
+def _check_sequence(op: str, tensors: Any) -> None:
+    """``tensors`` must be a sequence of tensors: one tensor there is a forgotten list."""
+    if isinstance(tensors, (TensorBase, Node)):
+        raise DTypeError(
+            f"'{op}' takes a sequence of tensors, got one tensor; pass them as a list: "
+            f"vkml.{op}([a, b], axis=0)"
+        )
+    if not hasattr(tensors, "__iter__"):
+        raise DTypeError(f"'{op}' takes a sequence of tensors, got {type(tensors).__name__}")
+
+
 def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join tensors along an existing axis; dtypes promote, other axes must match."""
-    if not hasattr(tensors, "__iter__"):
-        raise DTypeError(f"'concatenate' takes a sequence of tensors, got {type(tensors).__name__}")
+    _check_sequence("concatenate", tensors)
     nodes = [ops.tensor_node("concatenate", t) for t in tensors]
     if not nodes:
         raise ShapeError("'concatenate' needs at least one tensor")
@@ -265,6 +275,7 @@ def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
 
 def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join same-shaped tensors along a new axis."""
+    _check_sequence("stack", tensors)
     if not tensors:
         raise ShapeError("'stack' needs at least one tensor")
     shapes = {ops.tensor_node("stack", t).shape for t in tensors}

@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from vkml.compiler.atomic import write_atomically
 from vkml.dtypes import bfloat16
 from vkml.errors import DataError, DTypeError, ShapeError
 from vkml.frontend.creation import realize, tensor
-from vkml.frontend.host import host_array, path_arg
+from vkml.frontend.host import host_array, output_path_arg, path_arg
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
 
@@ -218,11 +219,16 @@ class Module:
                 rebind(t, _loaded(name, state[name], t))
 
     def save(self, path: str | Path) -> None:
-        """Write ``state_dict()`` to ``path`` as a NumPy ``.npz`` archive."""
-        file = path_arg("Module.save", "path", path)
+        """Write ``state_dict()`` to ``path`` as a NumPy ``.npz`` archive (to a temporary
+        name, then renamed: a failure never leaves half an archive)."""
+        file = output_path_arg("Module.save", "path", path)
         arrays = {k: _storable(v) for k, v in self.state_dict().items()}
-        with open(file, "wb") as f:
-            np.savez(f, allow_pickle=False, **arrays)
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as f:
+                np.savez(f, allow_pickle=False, **arrays)
+
+        write_atomically(file, write)
 
     def load(self, path: str | Path, strict: bool = True) -> None:
         """Read an ``.npz`` archive written by ``save`` into this module."""

@@ -32,6 +32,7 @@ from vkml.frontend.eager import suspended
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node, placeholder
 from vkml.runtime import bump
+from vkml.trace.arguments import in_order
 from vkml.trace.spec import Spec, spec_of
 
 # How an output is found after a call: (ROOT, k) the k-th result of the invocation,
@@ -184,13 +185,12 @@ class Captured:
                 out.append(source._storage)
         return out
 
-    def __call__(self, *args: Any) -> Any:
-        """The outputs for ``args`` (one tensor or NumPy array per input), as tensors."""
-        if len(args) != len(self.inputs):
-            raise TypeError(
-                f"{self.name!r} (captured) takes {len(self.inputs)} inputs "
-                f"({', '.join(n for n, _ in self.inputs)}), got {len(args)}"
-            )
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs for the inputs (one tensor or NumPy array each, by position or by
+        name), as tensors."""
+        args = tuple(
+            in_order(f"{self.name!r} (captured)", [n for n, _ in self.inputs], args, kwargs)
+        )
         values = [self._check(n, s, a) for (n, s), a in zip(self.inputs, args)]
         pending = [v._node for v in values if not v._node._computed]
         if pending:

@@ -197,6 +197,9 @@ def test_bad_calls_are_refused_naming_the_input(exported: Any) -> None:
         loaded.predict(X[:2])
     with pytest.raises(TypeError, match=r"predict takes 1 inputs \(x\), got 2"):
         loaded.predict(X, X)
+    np.testing.assert_equal(loaded.predict(x=X), loaded.predict(X))  # by name too
+    with pytest.raises(TypeError, match=r"predict has no input 'batch'; its inputs are x"):
+        loaded.predict(batch=X)
 
 
 def test_damaged_and_foreign_files_are_refused(exported: Any, tmp_path: Path) -> None:
@@ -393,6 +396,14 @@ def test_vkml_compile_exports_a_function_from_a_file(tmp_path: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert missing.returncode == 2 and "defines no function 'nope'" in missing.stderr
+    misnamed = subprocess.run(  # was accepted, the input silently still 'x'
+        [sys.executable, "-m", "vkml", "compile", f"{source}:predict", "--arg", "y=2x4xf32",
+         "-o", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert (
+        misnamed.returncode == 2 and "predict has no input 'y'; its inputs are x" in misnamed.stderr
+    )
 
 
 def test_a_training_step_exports_as_batch_and_state_in_loss_and_state_out(tmp_path: Path) -> None:

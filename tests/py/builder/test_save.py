@@ -91,3 +91,7 @@ def test_save_refuses_a_path_that_is_not_a_vmfb_and_writes_nothing(tmp_path: Pat
     with pytest.raises(ValueError, match=r"\.vmfb"):
         g.save(tmp_path / "settle.bin")
     assert list(tmp_path.iterdir()) == []
+    # a folder that does not exist is a mistake to report, not one to make
+    with pytest.raises(FileNotFoundError, match=r"folder .*nowhere.* does not exist"):
+        g.save(tmp_path / "nowhere" / "settle.vmfb")
+    assert list(tmp_path.iterdir()) == []

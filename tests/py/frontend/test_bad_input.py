@@ -157,6 +157,33 @@ BAD: dict[str, Bad] = {
         OverflowError,
         ("10000000000.0", "uint32"),
     ),
+    # a newcomer's first hour (issue 30): each message names the value and the remedy
+    "torch-style-shape": Bad(
+        lambda o: vkml.ones(2, 3), DTypeError, TypeError, ("dtype=3", "vkml.ones((2, 3))")
+    ),
+    "concatenate-without-list": Bad(
+        lambda o: vkml.concatenate(o.a, o.a),
+        DTypeError,
+        TypeError,
+        ("one tensor", "vkml.concatenate([a, b]"),
+    ),
+    "to-a-dtype": Bad(
+        lambda o: o.a.to(vkml.int32),
+        DeviceError,
+        ValueError,
+        ("is a dtype", "x.astype(vkml.int32)"),
+    ),
+    "full-negative-uint32": Bad(
+        lambda o: vkml.full((2,), -1, dtype=vkml.uint32),
+        ValueRangeError,
+        OverflowError,
+        ("-1", "uint32", "dtype=vkml.int64"),
+    ),
+    "ambiguous-truth": Bad(lambda o: bool(o.a), ShapeError, ValueError, ("6 elements", "amax()")),
+    "setitem": Bad(
+        lambda o: o.a.__setitem__(0, 1.0), TypeError, TypeError, ("never change", "vkml.where")
+    ),
+    "numpy-out": Bad(lambda o: np.sum(o.a, out=np.zeros(())), TypeError, TypeError, ("out=",)),
     "index-out-of-range": Bad(
         lambda o: o.a[2], IndexingError, IndexError, ("index 2", "axis 0", "size 2")
     ),
@@ -199,6 +226,17 @@ def test_bad_input_raises_specific_error_naming_values(case: Bad, ops: Operands)
     for name in case.names:
         assert name in message, f"{name!r} missing from {message!r}"
     ops.assert_still_usable()
+
+
+def test_numpy_reductions_and_none_comparisons_work() -> None:
+    """np.sum(t) called t.sum(out=None, dtype=None): 'unexpected keyword argument'; x == None
+    tried to make a tensor of None."""
+    t = vkml.tensor(A)
+    assert np.sum(t).item() == A.sum()
+    np.testing.assert_array_equal(np.mean(t, axis=0).numpy(), A.mean(axis=0))
+    assert np.sum(t, dtype=np.float64).dtype == vkml.float64
+    assert np.max(t).item() == 6.0 and np.argmin(t).item() == 0
+    assert (t == None) is False and (t != None) is True
 
 
 @pytest.mark.parametrize("op", ["matmul", "add"])

@@ -140,6 +140,9 @@ def test_state_dict_round_trips_through_npz_bit_for_bit(tmp_path: Path) -> None:
     assert weight.is_leaf
     for name, value in model.state_dict().items():
         assert other.state_dict()[name].tobytes() == value.tobytes(), name
+    with pytest.raises(FileNotFoundError, match=r"folder .*missing.* does not exist"):
+        model.save(tmp_path / "missing" / "model.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
 
 
 def test_bfloat16_parameters_survive_npz(tmp_path: Path) -> None:

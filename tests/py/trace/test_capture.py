@@ -184,8 +184,16 @@ def test_bad_inputs_are_refused_naming_the_parameter() -> None:
     with pytest.raises(vkml.DeviceError, match=r"inputs of 'affine' are on different devices"):
         trace.capture(affine, A, vkml.tensor(B, device=vkml.reference))
     captured = trace.capture(affine, A, B)
-    with pytest.raises(TypeError, match=r"takes 2 inputs \(x, w\), got 1"):
+    with pytest.raises(TypeError, match=r"takes 2 inputs \(x, w\); missing w"):
         captured(A)
+    # by name, as Python calls take them (a lambda's "unexpected keyword argument" before)
+    want = {k: v.numpy() for k, v in captured(A, B).items()}
+    for got in (captured(w=B, x=A), captured(A, w=B)):
+        np.testing.assert_equal({k: v.numpy() for k, v in got.items()}, want)
+    with pytest.raises(TypeError, match=r"has no input 'y'; its inputs are x, w"):
+        captured(A, y=B)
+    with pytest.raises(TypeError, match=r"got input 'x' twice"):
+        captured(A, B, x=A)
     with pytest.raises(
         vkml.ShapeError, match=r"input 'w' must be float32\[3, 5\], got float32\[5, 3\]"
     ):
