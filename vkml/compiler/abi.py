@@ -3,6 +3,9 @@
 Built by the lowering (``vkml.compiler.lower.lower``) from what it emitted, never recovered
 from the text afterwards. A module vkml compiles takes, in this order:
 
+0. one 1-d table per dtype of the graph's Python numbers (its ``scalar`` nodes, grouped by
+   ``scalar_tables``), each holding them in schedule order: a new number is new data, not a
+   new module;
 1. one argument per input (the graph's leaves, in schedule order);
 2. with ``output_args``, one buffer per output, which the function writes its result into
    (``iree.abi.output``; Vulkan, so a result is read back by mapping, not copying);
@@ -24,14 +27,18 @@ the one it was compiled for.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from vkml.dtypes import DType, to_dtype
 from vkml.errors import DTypeError
+from vkml.graph.node import Node
 
 # Bumped whenever the manifest's fields change meaning; a reader refuses other versions.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,7 @@ class Abi:
     function: str
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    scalars: tuple[TensorSpec, ...] = ()  # the tables of Python numbers, before the inputs
     output_args: bool = False
     fence: bool = False
     queued: bool = False
@@ -61,7 +69,8 @@ class Abi:
     def argument_count(self) -> int:
         """How many tensor arguments the function takes, the multiply fence included (the
         transient storage and the queue fences are not tensors)."""
-        return len(self.inputs) + (len(self.outputs) if self.output_args else 0) + int(self.fence)
+        outputs = len(self.outputs) if self.output_args else 0
+        return len(self.scalars) + len(self.inputs) + outputs + int(self.fence)
 
     def to_json(self) -> str:
         """The manifest: compact JSON with sorted keys, the same bytes for the same ABI."""
@@ -71,6 +80,7 @@ class Abi:
                 "function": self.function,
                 "inputs": [s.as_json() for s in self.inputs],
                 "outputs": [s.as_json() for s in self.outputs],
+                "scalars": [s.as_json() for s in self.scalars],
                 "output_args": self.output_args,
                 "fence": self.fence,
                 "queued": self.queued,
@@ -104,6 +114,7 @@ class Abi:
                 function=_field(data, "function", str),
                 inputs=tuple(_spec(s) for s in _field(data, "inputs", list)),
                 outputs=tuple(_spec(s) for s in _field(data, "outputs", list)),
+                scalars=tuple(_spec(s) for s in _field(data, "scalars", list)),
                 output_args=_field(data, "output_args", bool),
                 fence=_field(data, "fence", bool),
                 queued=_field(data, "queued", bool),
@@ -111,6 +122,25 @@ class Abi:
             )
         except (TypeError, KeyError, DTypeError) as exc:
             raise ValueError(f"ABI manifest has a malformed tensor: {exc}") from exc
+
+
+def scalar_tables(scalars: Sequence[Node]) -> list[tuple[DType, list[Node]]]:
+    """The ``scalar`` nodes of a schedule (in schedule order) grouped into the tables a
+    module takes them in: one per dtype, in the order each dtype first appears."""
+    tables: dict[DType, list[Node]] = {}
+    for node in scalars:
+        tables.setdefault(node.dtype, []).append(node)
+    return list(tables.items())
+
+
+def table_array(dtype: DType, nodes: Sequence[Node]) -> np.ndarray:
+    """One table's values, rounded to ``dtype`` as a literal of the module would be
+    (``vkml.dialect.types.literal``: a float through float64): the same bits as before
+    numbers were inputs."""
+    values = [node.attr("value") for node in nodes]
+    if dtype.is_float:
+        return np.array(values, dtype=np.float64).astype(dtype.numpy)
+    return np.array(values, dtype=dtype.numpy)
 
 
 def _field(data: dict[str, Any], name: str, kind: type) -> Any:

@@ -13,10 +13,10 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from vkml.compiler.abi import Abi, TensorSpec
+from vkml.compiler.abi import Abi, TensorSpec, scalar_tables
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
-from vkml.graph.node import Node
+from vkml.graph.node import SCALAR, Node
 from vkml.graph.walk import run_region, toposort
 from vkml.ops.registry import OPS
 
@@ -69,7 +69,19 @@ def lower(
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     b.transients = transients
-    values = emit_schedule(b, schedule, roots, lambda n: b.arg(TensorType(n.shape, n.dtype)))
+    # the Python numbers' tables come first (``Abi``), one argument per dtype
+    tables = scalar_tables([n for n in schedule if n.op == SCALAR and not n._computed])
+    where: dict[Node, tuple[Value, int]] = {}
+    for dtype, nodes in tables:
+        table = b.arg(TensorType((len(nodes),), dtype))
+        where.update((node, (table, k)) for k, node in enumerate(nodes))
+    values = emit_schedule(
+        b,
+        schedule,
+        roots,
+        lambda n: b.arg(TensorType(n.shape, n.dtype)),
+        lambda n: b.element(*where[n]),
+    )
     position = {node: i for i, node in enumerate(schedule)}
     if output_args:  # after the leaves, one argument per root receives its result
         for k, r in enumerate(roots):
@@ -79,6 +91,7 @@ def lower(
         function=name,
         inputs=tuple(TensorSpec(n.dtype, n.shape) for n in schedule if n._computed),
         outputs=tuple(TensorSpec(r.dtype, r.shape) for r in roots),
+        scalars=tuple(TensorSpec(dtype, (len(nodes),)) for dtype, nodes in tables),
         output_args=output_args,
         fence=b.uses_fence,
         queued=queued,
@@ -92,9 +105,11 @@ def emit_schedule(
     schedule: Sequence[Node],
     roots: Sequence[Node],
     leaf: Callable[[Node], Value],
+    scalar: Callable[[Node], Value] | None = None,
 ) -> list[Value]:
     """Emit every pending node of ``schedule`` into ``b``; one value per position, a leaf's
-    from ``leaf`` (an argument for realize, an argument or a parameter for an export).
+    from ``leaf`` (an argument for realize, an argument or a parameter for an export), a
+    ``scalar`` node's from ``scalar`` where given (a read of its table), else a constant.
 
     The side tables (``values``, ``last_use``) are indexed by topological position; nothing
     is written onto the nodes. Every ``SEGMENT_NODES`` emitted nodes the live values pass
@@ -119,6 +134,9 @@ def emit_schedule(
     for i, node in enumerate(schedule):
         if node._computed:
             values.append(leaf(node))
+            continue
+        if scalar is not None and node.op == SCALAR:
+            values.append(scalar(node))
             continue
         values.append(emit_node(b, node, [values[position[s]] for s in node.src]))
         live.add(i)

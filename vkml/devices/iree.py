@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from vkml.compiler.abi import scalar_tables, table_array
 from vkml.compiler.cache import default_cache
 from vkml.compiler.lower import Lowered, lower
 from vkml.compiler.target import Target
@@ -29,6 +30,8 @@ log = logging.getLogger("vkml")
 
 # Above this many nodes a first realize compiles long enough to deserve a word on stderr.
 LARGE_GRAPH_NODES = 5000
+# How many tables of Python numbers a device keeps uploaded (``IreeDevice._scalar_table``).
+SCALAR_TABLES_KEPT = 64
 
 
 class IreeDevice(Device):
@@ -47,6 +50,8 @@ class IreeDevice(Device):
         self.capacity = capacity
         self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
         self._fence_buffer: Any = None
+        # uploaded tables of Python numbers, by (dtype, bytes): see _scalar_table
+        self._tables: OrderedDict[tuple[DType, bytes], Any] = OrderedDict()
         # structures whose module IREE refused to load (too many bindings), and its words
         self._unloadable: dict[Any, str] = {}
         self._lock = threading.Lock()
@@ -68,7 +73,7 @@ class IreeDevice(Device):
         return self.download(storage, dtype, True)
 
     def prepare(self, schedule: Sequence[Node], roots: Sequence[Node]) -> tuple[Call, list[Node]]:
-        key, leaves = structure(schedule, roots)
+        key, leaves, scalars = structure(schedule, roots)
         with self._lock:
             entry = self._executables.get(key)
             if entry is not None:
@@ -108,10 +113,11 @@ class IreeDevice(Device):
             bump("cache_hits_memory")
         executable, trailing = entry
         shapes = [(r.shape, r.dtype) for r in roots]
+        tables = [self._scalar_table(dtype, nodes) for dtype, nodes in scalar_tables(scalars)]
 
         def call(storages: Sequence[Any]) -> list[Any]:
             try:
-                return self._invoke(executable, list(storages), shapes, trailing)
+                return self._invoke(executable, [*tables, *storages], shapes, trailing)
             except BindingLimitError as exc:  # local-task refuses at the call, not the load
                 self._remember_unloadable(key, exc)
                 raise
@@ -128,6 +134,24 @@ class IreeDevice(Device):
     def _session_for(self, schedule: Sequence[Node]) -> Any:
         """The HAL session that runs this schedule's executable (the device's own here)."""
         return self.session
+
+    def _scalar_table(self, dtype: DType, nodes: Sequence[Node]) -> Any:
+        """A device buffer holding one table of a schedule's Python numbers (``Abi``). The
+        last few tables are kept by value: a training step with the same numbers every step
+        uploads none."""
+        values = table_array(dtype, nodes)
+        key = (dtype, values.tobytes())
+        with self._lock:
+            found = self._tables.get(key)
+            if found is not None:
+                self._tables.move_to_end(key)
+                return found
+        made = self.upload(values, dtype)
+        with self._lock:
+            self._tables[key] = made
+            while len(self._tables) > SCALAR_TABLES_KEPT:
+                self._tables.popitem(last=False)
+        return made
 
     def _fence(self) -> Any:
         """The multiply fence every module that multiplies floats takes last: a 0 (see
@@ -157,10 +181,12 @@ class IreeDevice(Device):
             self._executables.clear()
 
     def release(self) -> None:
-        """Drop what the device holds of IREE's (executables, the fence buffer, idle queue
-        semaphores); all are made again on the next use."""
+        """Drop what the device holds of IREE's (executables, the fence buffer, the tables of
+        Python numbers, idle queue semaphores); all are made again on the next use."""
         self.clear_executables()
         self._fence_buffer = None
+        with self._lock:
+            self._tables.clear()
         made = existing_session(self.target.driver)
         if made is not None:
             made.semaphores.release()

@@ -100,6 +100,10 @@ class StructuralOps:
         spec = ", ".join(f"{lo}:{hi}:{st}" for lo, hi, st in zip(start, limit, strides))
         return self.emit(f"stablehlo.slice {v.name} [{spec}] : ({v.type}) -> {out}", out)
 
+    def element(self, v: Value, index: int) -> Value:
+        """Element ``index`` of a 1-d ``v``, as a 0-d value."""
+        return self.reshape(self.slice(v, [index], [index + 1], [1]), ())
+
     def bitcast(self, v: Value, dtype: DType) -> Value:
         out = v.type.with_dtype(dtype)
         return self.emit(f"stablehlo.bitcast_convert {v.name} : ({v.type}) -> {out}", out)

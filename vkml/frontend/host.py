@@ -31,7 +31,7 @@ from vkml.errors import (
     UnsupportedOperatorError,
     ValueRangeError,
 )
-from vkml.graph.node import Node, check_shape
+from vkml.graph.node import SCALAR, Node, check_shape
 
 Scalar = bool | int | float
 _NUMPY_DTYPES = {d.numpy: d for d in ALL}
@@ -245,12 +245,15 @@ def full_node(
 
 
 def scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:
-    """A 0-d constant; repeated ``x + 1.0`` shares one node (nodes are immutable)."""
+    """A Python number given to ``op`` (``x + 1.0``): a 0-d ``scalar`` node, which a module
+    compiled for realize reads at run time (a new value, no new compile). Repeated ``x + 1.0``
+    shares one node (nodes are immutable)."""
     # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
     key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
     node = _SCALARS.get(key)
     if node is None:
-        node = full_node((), value, dtype, device, op)
+        check_fits(op, value, dtype)
+        node = Node(SCALAR, dtype, (), (), (("value", python_scalar(value)),), device)
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
         _SCALARS[key] = node

@@ -164,6 +164,8 @@ _set_computed = Node.__dict__["_computed"].__set__
 
 PARAM = "param"
 INPUT = "input"
+# a Python number given to an op: a run-time input of a compiled module (vkml.ops.creation)
+SCALAR = "scalar"
 
 
 def placeholder(name: str, dtype: DType, shape: tuple[int, ...], device: Any) -> Node:

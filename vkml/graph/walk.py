@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from vkml.graph.node import PARAM, Node, Region
+from vkml.graph.node import PARAM, SCALAR, Node, Region
 
 V = TypeVar("V")
 
@@ -54,24 +54,35 @@ def _key_attrs(attrs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...
 
 
 def structure(
-    schedule: Sequence[Node], roots: Sequence[Node]
-) -> tuple[tuple[Any, ...], list[Node]]:
-    """The structural key of (schedule, roots) and the leaf nodes in argument order."""
+    schedule: Sequence[Node], roots: Sequence[Node], scalar_inputs: bool = True
+) -> tuple[tuple[Any, ...], list[Node], list[Node]]:
+    """The structural key of (schedule, roots), the leaf nodes in argument order and the
+    ``scalar`` nodes in schedule order.
+
+    With ``scalar_inputs`` a ``scalar`` node's value is not part of the key: the module
+    reads it at run time (``vkml.compiler.lower``), so schedules that differ only in their
+    Python numbers share one executable. Without it (a region's key: a loop body's
+    numbers are constants) the value is part of the key like any attribute.
+    """
     position: dict[Node, int] = {}
     entries: list[tuple[Any, ...]] = []
     leaves: list[Node] = []
+    scalars: list[Node] = []
     for i, node in enumerate(schedule):
         position[node] = i
         if node._computed:
             leaves.append(node)
             entries.append((node.dtype.name, node.shape))
+        elif scalar_inputs and node.op == SCALAR:
+            scalars.append(node)
+            entries.append((SCALAR, node.dtype.name))
         else:
             srcs = tuple(position[s] for s in node.src)
             attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)
             if node.regions:
                 attrs = (*attrs, ("regions", tuple(region_key(r) for r in node.regions)))
             entries.append((node.op, node.dtype.name, node.shape, attrs, srcs))
-    return (tuple(entries), tuple(position[r] for r in roots)), leaves
+    return (tuple(entries), tuple(position[r] for r in roots)), leaves, scalars
 
 
 def same_values(schedule: Sequence[Node]) -> dict[Node, int]:
@@ -100,7 +111,7 @@ def region_schedule(region: Region) -> list[Node]:
 
 def region_key(region: Region) -> tuple[Any, ...]:
     """The structural key of a region: its parameters' and nodes' structure, results last."""
-    key, _ = structure(region_schedule(region), region.results)
+    key, _, _ = structure(region_schedule(region), region.results, scalar_inputs=False)
     return (tuple((p.dtype.name, p.shape) for p in region.params), key)
 
 

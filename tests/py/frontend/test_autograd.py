@@ -147,6 +147,7 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
 # those cases run in float32 there.
 FLOAT32_ON_CPU = {op for op in OPS if not vkml.cpu.supports(op, vkml.float64)}
 NO_GRADIENT = {"eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "argsort", "full"} | {
+    "scalar",
     "arange",
     # integer-only ops, and bitcast (bits are not a differentiable function of a value)
     "bitcast",

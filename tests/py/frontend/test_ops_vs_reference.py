@@ -205,6 +205,11 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["concatenate"] = ("concatenate", lambda t: vkml.concatenate([t["a"], t["pos"]], axis=0))
     p["stack"] = ("concatenate", lambda t: vkml.stack([t["a"], t["pos"]], axis=2))
     p["full"] = ("full", lambda t: vkml.full((2, 3), 7, dtype=dtype, device=t["a"].device))
+    # a Python number an op is given: read from the module's table of numbers at run time
+    p["scalar"] = (
+        "scalar",
+        lambda t: vkml.where(t["a"] == t["a"], t["a"], 1 if dtype != "bool" else True),
+    )
     if dtype != "bool":
         p["arange"] = ("arange", lambda t: vkml.arange(1, 20, 3, dtype=dtype, device=t["a"].device))
     if flt:

@@ -120,7 +120,7 @@ def test_a_realized_node_is_an_argument_of_the_next_schedule(
     (schedule,) = schedules
     assert b._node in schedule
     assert a._node not in schedule and a0._node not in schedule
-    assert sorted(n.op for n in schedule) == ["add", "full", "mul"]  # b, the 3.0, c
+    assert sorted(n.op for n in schedule) == ["add", "mul", "scalar"]  # b, c, the 3.0
     assert delta(before)["invocations"] == 1
     assert c.tolist() == [9.0, 15.0]
 
