@@ -633,7 +633,10 @@ def test_bad_environment_value_is_a_named_error(
         pytest.skip("needs a Vulkan device")
     survivors = Survivors()
     scale = 3.0 + sum(map(ord, variable + value))  # a graph this process has not compiled
-    fresh = vkml.tensor(A[::-1].copy(), device=device) * scale - 0.5
+    # a compiled-in constant (full), not a Python number, which would be a run-time input
+    fresh = (
+        vkml.tensor(A[::-1].copy(), device=device) * vkml.full(A.shape, scale, device=device) - 0.5
+    )
     monkeypatch.setenv(variable, value)
     with pytest.raises(error) as info:
         fresh.numpy()
@@ -656,7 +659,8 @@ def test_cache_dir_that_is_a_file_or_empty_still_computes(
     monkeypatch.setenv("VKML_CACHE_DIR", __file__ if value == "__file__" else value)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = (vkml.tensor(A) * (7.0 + len(value)) - 3.0).numpy()  # a graph not compiled yet
+        # a graph not compiled yet: its full constant is compiled in
+        got = (vkml.tensor(A) * vkml.full(A.shape, 7.0 + len(value)) - 3.0).numpy()
     if value == "/dev/null/x":
         said = [str(w.message) for w in caught if issubclass(w.category, vkml.CacheWarning)]
         assert any("/dev/null is not a directory" in m for m in said), said

@@ -59,11 +59,11 @@ class Abi:
     function: str
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
-    scalars: tuple[TensorSpec, ...] = ()  # the tables of Python numbers, before the inputs
     output_args: bool = False
     fence: bool = False
     queued: bool = False
     transients: bool = False
+    scalars: tuple[TensorSpec, ...] = ()  # the tables of Python numbers, before the inputs
 
     @property
     def argument_count(self) -> int:

@@ -79,3 +79,44 @@ def emit_scatter_add(
     if acc.is_float:  # onto zeros, as index_add: a lone -0.0 (or nothing) gives +0.0
         total = b.binary("add", total, b.constant(0.0, acc, total.shape))
     return b.convert(total, out.dtype)
+
+
+def _starts(b: FunctionBuilder, pos: Value, axis: int, rank: int) -> list[Value]:
+    """The start indices of a dynamic slice: ``pos`` along ``axis``, 0 along the others."""
+    zero = b.constant(0, pos.dtype)
+    return [pos if d == axis else zero for d in range(rank)]
+
+
+def emit_index_at(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """Position ``pos`` (0-d, in range) of ``axis``, kept as an axis of length 1: a
+    ``stablehlo.dynamic_slice``, which IREE reads in place at a run-time offset."""
+    x, pos = xs
+    starts = _starts(b, pos, attrs["axis"], len(x.shape))
+    types = ", ".join(str(s.type) for s in starts)
+    names = ", ".join(s.name for s in starts)
+    sizes = ", ".join(str(d) for d in out.shape)
+    return b.emit(
+        f"stablehlo.dynamic_slice {x.name}, {names}, sizes = [{sizes}] : "
+        f"({x.type}, {types}) -> {out}",
+        out,
+    )
+
+
+def emit_place_at(
+    b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
+) -> Value:
+    """``g`` (length 1 along ``axis``) at position ``pos`` of zeros of ``out``'s shape: the
+    transpose of ``index_at``, a ``stablehlo.dynamic_update_slice``."""
+    g, pos = xs
+    zeros = b.constant(0, out.dtype, out.shape)
+    starts = _starts(b, pos, attrs["axis"], len(out.shape))
+    types = ", ".join(str(s.type) for s in starts)
+    names = ", ".join(s.name for s in starts)
+    return b.emit(
+        f"stablehlo.dynamic_update_slice {zeros.name}, {g.name}, {names} : "
+        f"({out}, {g.type}, {types}) -> {out}",
+        out,
+    )
+

@@ -43,3 +43,9 @@ class TensorAlgebra(Generic[T]):
 
     def scatter_add(self, g: T, indices: T, axis: int, size: int) -> T:
         return self.cls(indexing.scatter_add(g, indices, axis, size))
+
+    def index_at(self, x: T, pos: T, axis: int) -> T:
+        return self.cls(views.index_at(x, pos, axis))
+
+    def place_at(self, g: T, pos: T, axis: int, size: int) -> T:
+        return self.cls(indexing.place_at(g, pos, axis, size))

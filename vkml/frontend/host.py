@@ -246,21 +246,11 @@ def full_node(
 
 def scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:
     """A Python number given to ``op`` (``x + 1.0``): a 0-d ``scalar`` node, which a module
-    compiled for realize reads at run time (a new value, no new compile). Repeated ``x + 1.0``
-    shares one node (nodes are immutable)."""
-    # -0.0 == 0.0 (and they hash alike), so zeros are keyed by their spelling
-    key = (value, type(value), dtype, device) if value != 0 else (repr(value), dtype, device)
-    node = _SCALARS.get(key)
-    if node is None:
-        check_fits(op, value, dtype)
-        node = Node(SCALAR, dtype, (), (), (("value", python_scalar(value)),), device)
-        if len(_SCALARS) > 4096:
-            _SCALARS.clear()
-        _SCALARS[key] = node
-    return node
-
-
-_SCALARS: dict[tuple[Any, ...], Node] = {}
+    compiled for realize reads at run time, so a new value needs no new compile. Each use is
+    a node of its own: nodes shared by equal values would make the graph's structure (and so
+    its module) depend on which numbers happen to be equal."""
+    check_fits(op, value, dtype)
+    return Node(SCALAR, dtype, (), (), (("value", python_scalar(value)),), device)
 
 
 def copy_node(node: Node, device: Any) -> Node:

@@ -85,6 +85,15 @@ def take(x: Operand, indices: Operand, axis: int | None = None) -> Node:
     return take_along_axis(node, spread, a)
 
 
+def place_at(g: Operand, pos: Operand, axis: int, size: int) -> Node:
+    """The transpose of ``index_at``: zeros ``size`` long on ``axis`` (``g``'s shape
+    elsewhere, where ``g`` has length 1), holding ``g`` at position ``pos`` (a 0-d integer
+    tensor, in range)."""
+    node, at = ops.tensor_node("place_at", g), ops.tensor_node("place_at", pos)
+    shape = node.shape[:axis] + (size,) + node.shape[axis + 1 :]
+    return Node("place_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
+
+
 def scatter_add(g: Operand, indices: Operand, axis: int, size: int) -> Node:
     """The transpose of ``take_along_axis``: a tensor of ``g``'s shape with ``size`` along
     ``axis``, holding at each position the sum of the elements of ``g`` whose index names it

@@ -12,10 +12,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from vkml.dtypes import promote_types
+from vkml.dtypes import int32, int64, promote_types
 from vkml.errors import AxisError, DTypeError, IndexingError, ShapeError
 from vkml.frontend import ops
 from vkml.frontend.base import TensorBase
+from vkml.frontend.host import scalar_node
 from vkml.frontend.ops import Operand
 from vkml.graph.node import Node
 
@@ -193,8 +194,8 @@ def getitem(x: Operand, index: Any) -> Node:
         items = items[:at] + (slice(None),) * (ndim - len(consuming)) + items[at + 1 :]
     else:
         items = items + (slice(None),) * (ndim - len(consuming))
-    start, limit, stride, reverse = [], [], [], []
-    out_shape: list[int] = []
+    start, limit, stride, reverse, out_shape = [], [], [], [], []
+    positions: list[tuple[int, int]] = []  # (axis, index) of each integer index
     dim = 0
     for it in items:
         if it is None:
@@ -219,9 +220,9 @@ def getitem(x: Operand, index: Any) -> Node:
                 raise IndexingError(
                     f"index {i} is out of bounds for axis {dim} with size {n} (shape {node.shape})"
                 )
-            i %= n
-            start.append(i)
-            limit.append(i + 1)
+            positions.append((dim, i % n))
+            start.append(0)
+            limit.append(n)
             stride.append(1)
         dim += 1
     sliced = node
@@ -233,7 +234,25 @@ def getitem(x: Operand, index: Any) -> Node:
         )  # fmt: skip
         shape = tuple(max(0, -(-(h - lo) // st)) for lo, h, st in zip(start, limit, stride))
         sliced = Node("slice", node.dtype, shape, (node,), attrs, node.device)
+    for axis, i in positions:
+        sliced = _at_position(sliced, axis, i)
     return reshape(sliced, tuple(out_shape))
+
+
+def _at_position(node: Node, axis: int, i: int) -> Node:
+    """``node`` at index ``i`` (in range: ``getitem`` checked it) of ``axis``, kept as an
+    axis of length 1, where ``i`` is a run-time input of the compiled module (a ``scalar``):
+    ``x[i]`` for every ``i`` is one module, so a loop over rows compiles once."""
+    dtype = int32 if node.shape[axis] <= 2**31 - 1 else int64
+    return index_at(node, scalar_node(i, dtype, node.device, "getitem"), axis)
+
+
+def index_at(x: Operand, pos: Operand, axis: int) -> Node:
+    """Position ``pos`` (a 0-d integer tensor, in range) of ``axis`` of ``x``, kept as an axis
+    of length 1 (``index_at``; its transpose is ``vkml.frontend.indexing.place_at``)."""
+    node, at = ops.tensor_node("index_at", x), ops.tensor_node("index_at", pos)
+    shape = node.shape[:axis] + (1,) + node.shape[axis + 1 :]
+    return Node("index_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
 
 
 def _check_sequence(op: str, tensors: Any) -> None:
@@ -287,6 +306,7 @@ def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:
 __all__ = [
     "broadcast_to",
     "concatenate",
+    "index_at",
     "expand",
     "getitem",
     "permute",

@@ -93,7 +93,9 @@ def same_values(schedule: Sequence[Node]) -> dict[Node, int]:
     numbers: dict[tuple[Any, ...], int] = {}
     of: dict[Node, int] = {}
     for i, node in enumerate(schedule):
-        if node._computed:
+        if node._computed or node.op == SCALAR:
+            # a Python number is a run-time input too: equal numbers are not merged, or
+            # the module would depend on which numbers happen to be equal
             key: tuple[Any, ...] = ("leaf", i)
         else:
             attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)

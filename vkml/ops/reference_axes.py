@@ -199,3 +199,24 @@ def argextreme(fn: Callable[..., np.ndarray]) -> Reference:
         return finish(_keep(fn(xs[0], axis=attrs["axis"]), shape), dtype, shape)
 
     return ref
+
+
+def index_at(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """Position ``xs[1]`` (in range) of ``axis``, kept as an axis of length 1."""
+    x, pos = xs
+    return finish(np.take(x, [int(pos)], axis=attrs["axis"]), dtype, shape)
+
+
+def place_at(
+    xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> np.ndarray:
+    """``xs[0]`` at position ``xs[1]`` of ``axis`` in zeros of ``shape`` (+0.0)."""
+    g, pos = xs
+    out = np.zeros(shape, dtype=g.dtype)
+    index = [slice(None)] * len(shape)
+    index[attrs["axis"]] = slice(int(pos), int(pos) + 1)
+    out[tuple(index)] = g
+    return finish(out, dtype, shape)
+

@@ -57,6 +57,14 @@ class Algebra(Protocol):
         """The transpose of ``take_along_axis`` onto ``size`` positions along ``axis``."""
         ...
 
+    def index_at(self, x: Handle, pos: Handle, axis: int) -> Handle:
+        """Position ``pos`` (a 0-d integer) of ``axis``, kept as an axis of length 1."""
+        ...
+
+    def place_at(self, g: Handle, pos: Handle, axis: int, size: int) -> Handle:
+        """The transpose of ``index_at``: ``g`` at ``pos`` of zeros ``size`` long on ``axis``."""
+        ...
+
 
 Rule = Callable[[Node, Handle, Algebra], Grads]
 

@@ -50,7 +50,7 @@ def test_a_float_multiply_takes_the_fence_last_and_vulkan_takes_output_buffers()
 @pytest.mark.parametrize(("queued", "transients"), [(False, False), (True, False), (True, True)])
 def test_manifest_round_trips_byte_for_byte(queued: bool, transients: bool) -> None:
     specs = (TensorSpec(float32, (2, 0)),), (TensorSpec(int64, ()),)
-    abi = Abi("main", *specs, True, True, queued, transients)
+    abi = Abi("main", *specs, True, True, queued, transients, (TensorSpec(float32, (3,)),))
     text = abi.to_json()
     assert Abi.from_json(text) == abi
     assert Abi.from_json(text).to_json() == text

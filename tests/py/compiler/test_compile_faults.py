@@ -31,10 +31,11 @@ INTERRUPTED = [
 
 
 def _fresh_graph() -> tuple[vkml.Tensor, np.ndarray]:
-    """A graph no cache holds yet (its constant is new), and what it computes."""
+    """A graph no cache holds yet (its ``full`` constant, compiled in, is new: a Python number
+    in arithmetic would be a run-time input, the same module), and what it computes."""
     c = float(time.time_ns() % 1_000_003) + 0.5
     x = np.arange(4, dtype=np.float32)
-    return vkml.tensor(x) * c + 1.0, x * np.float32(c) + np.float32(1.0)
+    return vkml.tensor(x) * vkml.full((4,), c) + 1.0, x * np.float32(c) + np.float32(1.0)
 
 
 @pytest.fixture
@@ -125,7 +126,7 @@ elif moment == "compiling":
     import vkml.compiler.compile as compile_module
     compile_module.compile_stablehlo = slow
 x = vkml.tensor(np.arange(4, dtype=np.float32))
-print((x * 7.25 + float(sys.argv[2])).numpy().tolist(), flush=True)
+print((x * 7.25 + vkml.full(x.shape, float(sys.argv[2]))).numpy().tolist(), flush=True)
 """
 
 

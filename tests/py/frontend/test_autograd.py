@@ -137,6 +137,14 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
         lambda a: functions.scatter_add(a, vkml.tensor(PICKS, device=a.device), 1, 4),
         [signed(3, 5)],
     ),
+    # x[i, j]: a position read at run time (index_at), and its transpose place_at
+    ("index_at", "index_at", lambda a: a[-2] * a[1, 3], [signed(3, 4)]),
+    (
+        "place_at",
+        "place_at",
+        lambda a: functions.place_at(a, vkml.tensor(np.int32(2), device=a.device), 0, 4),
+        [signed(1, 5)],
+    ),
     # sort is a gather at argsort's positions: its gradient goes back to where each came from
     ("sort", "take_along_axis", lambda a: vkml.sort(a, axis=0, descending=True), [apart(3, 4)]),
     ("amax", "amax", lambda a: a.amax(axis=1), [apart(3, 4)]),

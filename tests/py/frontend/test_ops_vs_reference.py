@@ -202,6 +202,13 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     p["broadcast_to"] = ("broadcast_to", lambda t: t["b"].broadcast_to(2, 3, 8))
     p["slice"] = ("slice", lambda t: t["a"][1:, ::-3])
     p["index"] = ("slice", lambda t: t["a"][-1, 2:7:2])
+    p["index_at"] = ("index_at", lambda t: t["a"][1, -2])
+    p["place_at"] = (
+        "place_at",
+        lambda t: functions.place_at(
+            t["a"][:1], vkml.tensor(np.int32(2), device=t["a"].device), 0, 4
+        ),
+    )
     p["concatenate"] = ("concatenate", lambda t: vkml.concatenate([t["a"], t["pos"]], axis=0))
     p["stack"] = ("concatenate", lambda t: vkml.stack([t["a"], t["pos"]], axis=2))
     p["full"] = ("full", lambda t: vkml.full((2, 3), 7, dtype=dtype, device=t["a"].device))

@@ -20,7 +20,7 @@ import numpy as np
 
 import vkml
 from vkml.frontend.control import fence
-from vkml.frontend.functions import scatter_add
+from vkml.frontend.functions import place_at, scatter_add
 
 BINARY = (
     "add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "floor_divide", "remainder",
@@ -251,6 +251,21 @@ def gather(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> v
     return scatter_add(x, indices, axis, size)
 
 
+def position(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """``x[i]`` along any axis, ``i`` a Python integer (from the end too): a position read at
+    run time (``index_at``); or its transpose ``place_at``, a row put into zeros."""
+    choice = p.next(2)
+    axis = p.next(max(x.ndim, 1))
+    if x.ndim == 0 or x.shape[axis] == 0:
+        return x
+    if choice:
+        n = x.shape[axis]
+        return x[(slice(None),) * axis + (p.next(2 * n) - n,)]
+    size = 1 + p.next(4)
+    row = x[(slice(None),) * axis + (slice(0, 1),)]
+    return place_at(row, vkml.tensor(np.int32(p.next(size)), device=dev), axis, size)
+
+
 def softmax(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
     fn = vkml.softmax if p.next(2) else vkml.log_softmax
     return fn(x, axis=p.next(max(x.ndim, 1)) if x.ndim else -1)
@@ -299,4 +314,5 @@ STEPS: dict[str, StepFn] = {
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
     "creation": creation, "cond": cond, "while": while_, "gather": gather, "fence": fenced,
+    "position": position,
 }  # fmt: skip
