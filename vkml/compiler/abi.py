@@ -4,8 +4,8 @@ Built by the lowering (``vkml.compiler.lower.lower``) from what it emitted, neve
 from the text afterwards. A module vkml compiles takes, in this order:
 
 0. one 1-d table per dtype of the graph's Python numbers (its ``scalar`` nodes, grouped by
-   ``scalar_tables``), each holding them in schedule order: a new number is new data, not a
-   new module;
+   ``scalar_tables``), each holding every distinct number once: a new number is new data,
+   not a new module;
 1. one argument per input (the graph's leaves, in schedule order);
 2. with ``output_args``, one buffer per output, which the function writes its result into
    (``iree.abi.output``; Vulkan, so a result is read back by mapping, not copying);
@@ -126,11 +126,29 @@ class Abi:
 
 def scalar_tables(scalars: Sequence[Node]) -> list[tuple[DType, list[Node]]]:
     """The ``scalar`` nodes of a schedule (in schedule order) grouped into the tables a
-    module takes them in: one per dtype, in the order each dtype first appears."""
-    tables: dict[DType, list[Node]] = {}
+    module takes them in: one per dtype, in the order each dtype first appears, holding each
+    distinct number once (the first node that gives it), in order of first appearance."""
+    tables: dict[DType, dict[str, Node]] = {}
     for node in scalars:
-        tables.setdefault(node.dtype, []).append(node)
-    return list(tables.items())
+        tables.setdefault(node.dtype, {}).setdefault(_spelling(node), node)
+    return [(dtype, list(entries.values())) for dtype, entries in tables.items()]
+
+
+def table_entries(scalars: Sequence[Node]) -> dict[Node, tuple[int, int]]:
+    """Each ``scalar`` node's (table, entry) in the layout of ``scalar_tables``."""
+    tables = scalar_tables(scalars)
+    index = {
+        (dtype, _spelling(node)): (t, k)
+        for t, (dtype, nodes) in enumerate(tables)
+        for k, node in enumerate(nodes)
+    }
+    return {node: index[(node.dtype, _spelling(node))] for node in scalars}
+
+
+def _spelling(node: Node) -> str:
+    """A number as a table tells numbers apart: floats by ``float.hex`` (-0.0 is not 0.0)."""
+    value = node.attr("value")
+    return value.hex() if type(value) is float else repr(value)
 
 
 def table_array(dtype: DType, nodes: Sequence[Node]) -> np.ndarray:

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from vkml.compiler.abi import Abi, TensorSpec, scalar_tables
+from vkml.compiler.abi import Abi, TensorSpec, scalar_tables, table_entries
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.graph.node import SCALAR, Node
@@ -69,19 +69,21 @@ def lower(
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     b.transients = transients
-    # the Python numbers' tables come first (``Abi``), one argument per dtype
-    tables = scalar_tables([n for n in schedule if n.op == SCALAR and not n._computed])
-    where: dict[Node, tuple[Value, int]] = {}
-    for dtype, nodes in tables:
-        table = b.arg(TensorType((len(nodes),), dtype))
-        where.update((node, (table, k)) for k, node in enumerate(nodes))
-    values = emit_schedule(
-        b,
-        schedule,
-        roots,
-        lambda n: b.arg(TensorType(n.shape, n.dtype)),
-        lambda n: b.element(*where[n]),
-    )
+    # the Python numbers' tables come first (``Abi``), one argument per dtype; equal numbers
+    # share one entry and one read
+    scalars = [n for n in schedule if n.op == SCALAR and not n._computed]
+    tables = scalar_tables(scalars)
+    arguments = [b.arg(TensorType((len(nodes),), dtype)) for dtype, nodes in tables]
+    entries = table_entries(scalars)
+    reads: dict[tuple[int, int], Value] = {}
+
+    def read(node: Node) -> Value:
+        entry = entries[node]
+        if entry not in reads:
+            reads[entry] = b.number(arguments[entry[0]], entry[1])
+        return reads[entry]
+
+    values = emit_schedule(b, schedule, roots, lambda n: b.arg(TensorType(n.shape, n.dtype)), read)
     position = {node: i for i, node in enumerate(schedule)}
     if output_args:  # after the leaves, one argument per root receives its result
         for k, r in enumerate(roots):

@@ -79,6 +79,9 @@ class FunctionBuilder(FencedOps):
         # emits a splat of the wider type instead of a broadcast op
         self._splats: dict[tuple[str, TensorType], Value] = {}
         self._literal_of: dict[str, str] = {}
+        # broadcasts of the reads of a table of Python numbers (``number``), each emitted
+        # once per shape, as a literal's splat is
+        self._spread: dict[tuple[str, tuple[int, ...]], Value] = {}
         self._arg_attrs: dict[str, str] = {}
         # the values that hold run-time data (see is_static): the fence, non-empty arguments
         # and block arguments, and what an op computes from at least one of them
@@ -155,6 +158,7 @@ class FunctionBuilder(FencedOps):
             self.lines,
             self._splats,
             self._literal_of,
+            self._spread,
             self._fences,
             self._hidden,
             self._opaques,
@@ -162,6 +166,7 @@ class FunctionBuilder(FencedOps):
         block = Block(args)
         self.lines = block.lines
         self._splats, self._literal_of = dict(self._splats), dict(self._literal_of)
+        self._spread = dict(self._spread)
         self._fences, self._hidden, self._opaques = (
             dict(self._fences),
             dict(self._hidden),
@@ -170,8 +175,8 @@ class FunctionBuilder(FencedOps):
         try:
             yield block
         finally:
-            (self.lines, self._splats, self._literal_of, self._fences, self._hidden,
-             self._opaques) = saved  # fmt: skip
+            (self.lines, self._splats, self._literal_of, self._spread, self._fences,
+             self._hidden, self._opaques) = saved  # fmt: skip
 
     def while_loop(self, init: Sequence[Value], cond: Block, body: Block) -> list[Value]:
         """``stablehlo.while`` over ``init``: ``cond`` returns one ``i1``, ``body`` the next
@@ -269,12 +274,25 @@ class FunctionBuilder(FencedOps):
         spelled = self._literal_of.get(v.name)
         if spelled is not None:
             return self._splat(spelled, v.type.with_shape(shape))
+        spread = self._spread.get((v.name, shape))
+        if spread is not None:
+            return spread
         offset = len(shape) - len(v.shape)
         dims = ", ".join(str(offset + i) for i in range(len(v.shape)))
         out = v.type.with_shape(shape)
-        return self.emit(
+        made = self.emit(
             f"stablehlo.broadcast_in_dim {v.name}, dims = [{dims}] : ({v.type}) -> {out}", out
         )
+        if (v.name, ()) in self._spread:  # a number read from its table: spread once
+            self._spread[(v.name, shape)] = made
+        return made
+
+    def number(self, table: Value, index: int) -> Value:
+        """Entry ``index`` of a table of Python numbers (an argument), as a 0-d value whose
+        broadcasts are emitted once per shape."""
+        value = self.element(table, index)
+        self._spread[(value.name, ())] = value
+        return value
 
     def prepare(self, v: Value, shape: tuple[int, ...], dtype: DType) -> Value:
         return self.broadcast(self.convert(v, dtype), shape)

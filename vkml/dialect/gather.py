@@ -119,4 +119,3 @@ def emit_place_at(
         f"({out}, {g.type}, {types}) -> {out}",
         out,
     )
-

@@ -306,9 +306,9 @@ def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:
 __all__ = [
     "broadcast_to",
     "concatenate",
-    "index_at",
     "expand",
     "getitem",
+    "index_at",
     "permute",
     "reshape",
     "squeeze",

@@ -61,21 +61,25 @@ def structure(
 
     With ``scalar_inputs`` a ``scalar`` node's value is not part of the key: the module
     reads it at run time (``vkml.compiler.lower``), so schedules that differ only in their
-    Python numbers share one executable. Without it (a region's key: a loop body's
-    numbers are constants) the value is part of the key like any attribute.
+    Python numbers share one executable. Which of them are equal is (equal numbers share a
+    table entry and a read): each names the first number of its dtype equal to it. Without
+    ``scalar_inputs`` (a region's key: a loop body's numbers are constants) the value is
+    part of the key like any attribute.
     """
     position: dict[Node, int] = {}
     entries: list[tuple[Any, ...]] = []
     leaves: list[Node] = []
     scalars: list[Node] = []
+    first: dict[tuple[Any, ...], int] = {}
     for i, node in enumerate(schedule):
         position[node] = i
         if node._computed:
             leaves.append(node)
             entries.append((node.dtype.name, node.shape))
         elif scalar_inputs and node.op == SCALAR:
+            same = first.setdefault((node.dtype, *_key_attrs(node.attrs)), i)
             scalars.append(node)
-            entries.append((SCALAR, node.dtype.name))
+            entries.append((SCALAR, node.dtype.name, same))
         else:
             srcs = tuple(position[s] for s in node.src)
             attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)
@@ -93,9 +97,7 @@ def same_values(schedule: Sequence[Node]) -> dict[Node, int]:
     numbers: dict[tuple[Any, ...], int] = {}
     of: dict[Node, int] = {}
     for i, node in enumerate(schedule):
-        if node._computed or node.op == SCALAR:
-            # a Python number is a run-time input too: equal numbers are not merged, or
-            # the module would depend on which numbers happen to be equal
+        if node._computed:
             key: tuple[Any, ...] = ("leaf", i)
         else:
             attrs = node.attrs if not node.attrs else _key_attrs(node.attrs)

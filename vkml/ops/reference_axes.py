@@ -219,4 +219,3 @@ def place_at(
     index[attrs["axis"]] = slice(int(pos), int(pos) + 1)
     out[tuple(index)] = g
     return finish(out, dtype, shape)
-

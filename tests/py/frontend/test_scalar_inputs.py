@@ -44,7 +44,12 @@ def test_a_loop_over_rows_compiles_once(device: str) -> None:
     assert compiles_of(lambda: sums.extend(row.sum().item() for row in x)) <= 1
     want = [(vkml.tensor(r, device="reference")).sum().item() for r in X]
     assert sums == want
-    assert compiles_of(lambda: [x[i, j].item() for i in range(-4, 4) for j in (0, 2)]) <= 1
+    # i == j is a second structure (equal numbers share a table entry): two modules for all
+    got: list[float] = []
+    assert (
+        compiles_of(lambda: got.extend(x[i, j].item() for i in range(-4, 4) for j in (0, 2))) <= 2
+    )
+    assert got == [float(X[i, j]) for i in range(-4, 4) for j in (0, 2)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -72,6 +77,14 @@ def test_a_number_as_an_input_gives_the_literal_s_bits(device: str, dtype: str) 
         else:
             got, want = vkml.where(x == x, v, x).numpy(), vkml.where(r == r, v, r).numpy()
         assert got.tobytes() == want.tobytes(), (dtype, v, got, want)
+
+
+def test_which_numbers_are_equal_is_part_of_the_structure() -> None:
+    """Equal numbers share a table entry: x * lr + 0.5 is one module for every lr but 0.5."""
+    x = vkml.tensor(X)
+    assert compiles_of(lambda: [(x * lr + 0.5).numpy() for lr in (0.25, 0.75, 2.0)]) <= 1
+    assert compiles_of(lambda: (x * 0.5 + 0.5).numpy()) == 1
+    np.testing.assert_array_equal((x * 0.5 + 0.5).numpy(), X * np.float32(0.5) + np.float32(0.5))
 
 
 def test_slice_bounds_shapes_and_axes_stay_compiled_in() -> None:
