@@ -13,6 +13,7 @@ __all__ = [
     "BuilderError",
     "CacheWarning",
     "CompileError",
+    "CompileMemoryError",
     "ConfigError",
     "DTypeError",
     "DataError",
@@ -125,6 +126,12 @@ class CacheWarning(UserWarning):
 
 class CompileError(VkmlError, RuntimeError):
     """IREE could not compile the module vkml emitted; every node stays unrealized."""
+
+
+class CompileMemoryError(CompileError):
+    """IREE's compiler needed more memory than it may use (``VKML_COMPILE_MEMORY``) for one
+    module: a realize splits such a graph into parts and goes on; this error reaches the
+    user only where nothing is left to split."""
 
 
 class InvocationError(VkmlError, RuntimeError):

@@ -27,6 +27,7 @@ from vkml.builder.fork import Fork
 from vkml.builder.source import rewritten
 from vkml.devices.realize import printing_recorded
 from vkml.errors import DeviceError, ShapeError
+from vkml.frontend.control import turn_limit
 from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 from vkml.graph.walk import region_nodes
@@ -66,6 +67,7 @@ class Graph:
         *,
         record: bool = False,
         turns_per_sync: int | None = None,
+        max_turns: int | None = None,
     ) -> Any:
         """Decorate a function whose ``if``, ``while``, ``for`` and ``match`` on device values
         become control flow inside one compiled graph (docs/builder.md).
@@ -74,7 +76,9 @@ class Graph:
         keeps what the reverse pass (``vkml.diff.reverse``) needs: every turn of a bounded
         loop is recorded (the trajectory it walks back). ``turns_per_sync``: how many turns of
         a ``while`` on a device condition run between two host syncs (default: the device's,
-        ``device.turns_per_sync``).
+        ``device.turns_per_sync``). ``max_turns``: every ``while`` on a device condition
+        ends after that many turns at most (as if its condition had failed), so a loop whose
+        condition never fails still returns; Ctrl-C stops one in any case.
         """
         if not isinstance(record, bool):
             raise TypeError(f"Graph.builder: record must be True or False, got {record!r}")
@@ -86,9 +90,13 @@ class Graph:
                 f"Graph.builder: turns_per_sync must be an int from 1 to {MAX_TURNS_PER_SYNC}, "
                 f"got {turns_per_sync!r}"
             )
+        if max_turns is not None:
+            turn_limit("Graph.builder", max_turns)
         if fn is None:
-            return functools.partial(Graph.builder, record=record, turns_per_sync=turns_per_sync)
-        return Builder(fn, turns_per_sync, record)
+            return functools.partial(
+                Graph.builder, record=record, turns_per_sync=turns_per_sync, max_turns=max_turns
+            )
+        return Builder(fn, turns_per_sync, record, max_turns)
 
     @staticmethod
     def parallel() -> Fork:
@@ -241,11 +249,13 @@ class Builder:
     """A decorated builder function: call it with arrays to record a ``Graph``."""
 
     def __init__(
-        self, fn: Callable[..., Any], turns_per_sync: int | None = None, record: bool = False
-    ) -> None:
+        self, fn: Callable[..., Any], turns_per_sync: int | None = None, record: bool = False,
+        max_turns: int | None = None,
+    ) -> None:  # fmt: skip
         self.fn = fn
         self.turns_per_sync = turns_per_sync
         self.record = record
+        self.max_turns = max_turns
         self.recorded_fn = rewritten(fn)  # once: a second call does not parse again
         functools.update_wrapper(self, fn)
 
@@ -256,7 +266,7 @@ class Builder:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]
         with (
-            recorder.recording(self.turns_per_sync, unrolled=self.record) as forks,
+            recorder.recording(self.turns_per_sync, self.record, self.max_turns) as forks,
             printing_recorded(),
         ):
             captured = capture(self.recorded_fn, *arrays)

@@ -53,20 +53,29 @@ TURNS_PER_SYNC: ContextVar[int | None] = ContextVar("turns_per_sync", default=No
 # True while recording for a reverse pass (``record=True``): bounded loops stay unrolled,
 # each turn its own nodes, which is the trajectory the reverse pass walks back.
 UNROLLED: ContextVar[bool] = ContextVar("unrolled", default=False)
+# The builder's ``max_turns``: the most turns a ``while`` on a device condition runs.
+MAX_TURNS: ContextVar[int | None] = ContextVar("max_turns", default=None)
 
 
 @contextmanager
-def recording(turns: int | None, unrolled: bool = False) -> Iterator[list[Fork]]:
-    """Record with ``turns`` predicated turns per host sync in device loops, and (``unrolled``)
-    every turn of a bounded loop recorded; yields the list the forks recorded go to."""
+def recording(
+    turns: int | None, unrolled: bool = False, max_turns: int | None = None
+) -> Iterator[list[Fork]]:
+    """Record with ``turns`` predicated turns per host sync in device loops, (``unrolled``)
+    every turn of a bounded loop recorded, and device loops ending after ``max_turns`` turns;
+    yields the list the forks recorded go to."""
     forks: list[Fork] = []
-    tokens = TURNS_PER_SYNC.set(turns), UNROLLED.set(unrolled), FORKS.set(forks)
+    tokens = (
+        TURNS_PER_SYNC.set(turns), UNROLLED.set(unrolled), FORKS.set(forks),
+        MAX_TURNS.set(max_turns),
+    )  # fmt: skip
     try:
         yield forks
     finally:
         TURNS_PER_SYNC.reset(tokens[0])
         UNROLLED.reset(tokens[1])
         FORKS.reset(tokens[2])
+        MAX_TURNS.reset(tokens[3])
 
 
 def branch(handle: Any, body: Callable[..., Values], values: Values, names: Sequence[str],
@@ -272,8 +281,13 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
             out[i] = t
         return out
 
+    limit = MAX_TURNS.get()
+
     def chunk(*state: Tensor) -> tuple[Tensor, ...]:
-        tensors, active = list(state[:-1]), state[-1]
+        # the carried tensors, then whether the loop still runs, then (with a turn limit)
+        # the turns it has left
+        left = state[-1] if limit is not None else None
+        tensors, active = list(state[: len(carried)]), state[len(carried)]
         for _ in range(turns):
             now = full(tensors)
             keep = test(*now)
@@ -283,17 +297,14 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
                 else constant((), bool(keep), dtype=bool_, device=device)
             )
             go = functions.where(active, functions.where(now[brk], False, keep), False)
+            if left is not None:
+                go = functions.where(go, left > 0, False)
+                left = functions.where(go, left - 1, left)
             new = body(*now)
-            for i, (a, b) in enumerate(zip(new, now)):
-                if i not in carried and not isinstance(b, Undefined) and _changed(a, b):
-                    raise BuilderError(
-                        f"line {line}: {names[i]!r} is {b!r} before a loop on a device "
-                        f"condition and changes inside it; a value the device loop changes "
-                        f"must be a tensor before the loop (vkml.tensor(...))"
-                    )
+            _check_python_values_kept(new, now, carried, names, line)
             tensors = [_select(go, new[i], now[i], names[i], line) for i in carried]
             active = go
-        return (*tensors, active)
+        return (*tensors, active, *((left,) if left is not None else ()))
 
     start = [
         values[i]
@@ -301,10 +312,23 @@ def device_while(test: Callable[..., Any], body: Callable[..., Values], values: 
         else constant((), bool(values[i]), dtype=bool_, device=device)
         for i in carried
     ]
-    outs = while_loop(
-        lambda *state: state[-1], chunk, *start, constant((), True, dtype=bool_, device=device)
-    )
-    return tuple(full(outs[:-1]))
+    running_ = constant((), True, dtype=bool_, device=device)
+    counted = [constant((), limit, dtype=int32, device=device)] if limit is not None else []
+    outs = while_loop(lambda *state: state[len(carried)], chunk, *start, running_, *counted)
+    return tuple(full(outs[: len(carried)]))
+
+
+def _check_python_values_kept(
+    new: Values, now: Sequence[Any], carried: Sequence[int], names: Sequence[str], line: int
+) -> None:
+    """A device loop's body may not change a Python value (only tensors are carried)."""
+    for i, (a, b) in enumerate(zip(new, now)):
+        if i not in carried and not isinstance(b, Undefined) and _changed(a, b):
+            raise BuilderError(
+                f"line {line}: {names[i]!r} is {b!r} before a loop on a device condition and "
+                f"changes inside it; a value the device loop changes must be a tensor before "
+                f"the loop (vkml.tensor(...))"
+            )
 
 
 def _changed(new: Any, old: Any) -> bool:

@@ -9,6 +9,8 @@ from the text afterwards. A module vkml compiles takes, in this order:
 1. one argument per input (the graph's leaves, in schedule order);
 2. with ``output_args``, one buffer per output, which the function writes its result into
    (``iree.abi.output``; Vulkan, so a result is read back by mapping, not copying);
+2b. with ``stop``, a ``tensor<2xi32>`` of zeros that the caller may set to ones while the
+   call runs: every device loop ends at its next turn (Ctrl-C, ``vkml.runtime.stop``);
 3. with ``fence``, a last ``tensor<i32>`` holding 0: the operand that keeps a driver from
    folding float arithmetic (``FunctionBuilder._unfusable``, ADR 0009);
 4. with ``transients``, a ``!hal.buffer`` for the values IREE keeps between dispatches
@@ -38,7 +40,7 @@ from vkml.errors import DTypeError
 from vkml.graph.node import Node
 
 # Bumped whenever the manifest's fields change meaning; a reader refuses other versions.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +66,14 @@ class Abi:
     queued: bool = False
     transients: bool = False
     scalars: tuple[TensorSpec, ...] = ()  # the tables of Python numbers, before the inputs
+    stop: bool = False
 
     @property
     def argument_count(self) -> int:
         """How many tensor arguments the function takes, the multiply fence included (the
         transient storage and the queue fences are not tensors)."""
         outputs = len(self.outputs) if self.output_args else 0
-        return len(self.scalars) + len(self.inputs) + outputs + int(self.fence)
+        return len(self.scalars) + len(self.inputs) + outputs + int(self.stop) + int(self.fence)
 
     def to_json(self) -> str:
         """The manifest: compact JSON with sorted keys, the same bytes for the same ABI."""
@@ -81,6 +84,7 @@ class Abi:
                 "inputs": [s.as_json() for s in self.inputs],
                 "outputs": [s.as_json() for s in self.outputs],
                 "scalars": [s.as_json() for s in self.scalars],
+                "stop": self.stop,
                 "output_args": self.output_args,
                 "fence": self.fence,
                 "queued": self.queued,
@@ -115,6 +119,7 @@ class Abi:
                 inputs=tuple(_spec(s) for s in _field(data, "inputs", list)),
                 outputs=tuple(_spec(s) for s in _field(data, "outputs", list)),
                 scalars=tuple(_spec(s) for s in _field(data, "scalars", list)),
+                stop=_field(data, "stop", bool),
                 output_args=_field(data, "output_args", bool),
                 fence=_field(data, "fence", bool),
                 queued=_field(data, "queued", bool),

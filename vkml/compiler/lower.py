@@ -69,6 +69,7 @@ def lower(
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     b.transients = transients
+    b.stoppable = True  # a realize can stop the module's device loops (Ctrl-C)
     # the Python numbers' tables come first (``Abi``), one argument per dtype; equal numbers
     # share one entry and one read
     scalars = [n for n in schedule if n.op == SCALAR and not n._computed]
@@ -96,6 +97,7 @@ def lower(
         scalars=tuple(TensorSpec(dtype, (len(nodes),)) for dtype, nodes in tables),
         output_args=output_args,
         fence=b.uses_fence,
+        stop=b.uses_stop,
         queued=queued,
         transients=transients,
     )

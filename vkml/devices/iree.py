@@ -25,6 +25,7 @@ from vkml.errors import BindingLimitError
 from vkml.graph.node import Node
 from vkml.graph.walk import structure
 from vkml.runtime import Executable, bump, download, existing_session, session, upload
+from vkml.runtime.stop import StopFlag, stoppable
 
 log = logging.getLogger("vkml")
 
@@ -48,7 +49,9 @@ class IreeDevice(Device):
         super().__init__(name)
         self.target = target
         self.capacity = capacity
-        self._executables: OrderedDict[Any, tuple[Executable, list[Any]]] = OrderedDict()
+        # by structural key: the executable, its trailing arguments (the multiply fence) and
+        # whether it takes a stop flag (``Abi.stop``: it has device loops)
+        self._executables: OrderedDict[Any, tuple[Executable, list[Any], bool]] = OrderedDict()
         self._fence_buffer: Any = None
         # uploaded tables of Python numbers, by (dtype, bytes): see _scalar_table
         self._tables: OrderedDict[tuple[DType, bytes], Any] = OrderedDict()
@@ -104,20 +107,26 @@ class IreeDevice(Device):
             except BindingLimitError as exc:  # the next realize of this structure knows
                 self._remember_unloadable(key, exc)
                 raise
-            entry = (executable, trailing)
+            entry = (executable, trailing, abi.stop)
             with self._lock:
                 self._executables[key] = entry
                 while len(self._executables) > self.capacity:
                     self._executables.popitem(last=False)
         else:
             bump("cache_hits_memory")
-        executable, trailing = entry
+        executable, trailing, stops = entry
         shapes = [(r.shape, r.dtype) for r in roots]
         tables = [self._scalar_table(dtype, nodes) for dtype, nodes in scalar_tables(scalars)]
 
         def call(storages: Sequence[Any]) -> list[Any]:
+            args = [*tables, *storages]
             try:
-                return self._invoke(executable, [*tables, *storages], shapes, trailing)
+                if not stops:
+                    return self._invoke(executable, args, shapes, trailing)
+                flag = StopFlag(self.session, self.name)
+                return stoppable(
+                    lambda: self._invoke(executable, args, shapes, [flag.view, *trailing]), flag
+                )
             except BindingLimitError as exc:  # local-task refuses at the call, not the load
                 self._remember_unloadable(key, exc)
                 raise
@@ -176,7 +185,7 @@ class IreeDevice(Device):
 
     def clear_executables(self) -> None:
         with self._lock:
-            for executable, _ in self._executables.values():
+            for executable, _, _ in self._executables.values():
                 executable.release()
             self._executables.clear()
 

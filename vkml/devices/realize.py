@@ -11,7 +11,8 @@
 
 A failure at any step leaves every node exactly as it was: unrealized and re-realizable.
 (A graph whose module IREE cannot load for its dispatches' bindings is realized in parts,
-``_realize_in_parts``; a failure in a later part leaves the earlier parts' nodes computed.)
+``_realize_in_parts``, and so is a graph of more than ``PART_NODES`` pending nodes,
+``_realize_in_segments``; a failure in a later part leaves the earlier parts' nodes computed.)
 
 While a function is being captured (``vkml.trace``) realizing is refused (``refusing``): a
 value observed then would be baked into the captured graph as a constant.
@@ -19,6 +20,7 @@ value observed then would be baked into the captured graph as a constant.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -28,10 +30,25 @@ from contextvars import ContextVar
 from vkml.devices.coverage import record_coverage
 from vkml.devices.device import Device
 from vkml.devices.memory import check_fits_memory
-from vkml.errors import BindingLimitError, DeviceError, TraceError, UnsupportedOperatorError
+from vkml.errors import (
+    BindingLimitError,
+    CompileMemoryError,
+    DeviceError,
+    TraceError,
+    UnsupportedOperatorError,
+)
 from vkml.graph.node import Node, is_placeholder
 from vkml.graph.walk import region_nodes, same_values, toposort
 from vkml.runtime import bump
+
+log = logging.getLogger("vkml")
+
+# The most pending nodes one compiled module is made of. A longer graph is realized in parts
+# of at most this many (``_realize_in_segments``): IREE's compile time and memory grow with a
+# module's size (a 3,747-op fuzzed graph took it to 23.7 GB), and the parts of a long graph
+# made by a loop often share one structure, hence one module (a 10**6-op chain compiles a few
+# modules, not one of 10**6 ops). Measured in benchmarks/results/first-hour.md.
+PART_NODES = 2000
 
 # Tests set this to observe the order of the steps; None in normal use.
 STEP_HOOK: Callable[[str], None] | None = None
@@ -152,6 +169,35 @@ def distinct_roots(schedule: Sequence[Node], roots: list[Node]) -> tuple[list[No
     return distinct, first
 
 
+def _pending(schedule: Sequence[Node]) -> int:
+    return sum(1 for n in schedule if not n._computed)
+
+
+def _realize_in_segments(schedule: Sequence[Node], roots: list[Node]) -> None:
+    """Realize a long schedule in consecutive parts of at most ``PART_NODES`` pending nodes:
+    each part realizes what later parts (or the roots) read of it, so the next part starts
+    from those values. One pass over the schedule; each part's own walk sees only its part.
+    Every op is a pure function of its sources: the parts give the bits the whole would."""
+    pending = [n for n in schedule if not n._computed]
+    last_use = {n: i for i, n in enumerate(pending)}
+    for i, node in enumerate(pending):
+        for s in node.src:
+            if s in last_use:
+                last_use[s] = i
+    wanted = set(roots)
+    log.warning(
+        "vkml: realizing a %d-node graph in %d parts of up to %d nodes (parts of one "
+        "structure share their compiled module)",
+        len(pending), -(-len(pending) // PART_NODES), PART_NODES,
+    )  # fmt: skip
+    for start in range(0, len(pending) - PART_NODES, PART_NODES):
+        end = start + PART_NODES
+        frontier = [n for n in pending[start:end] if last_use[n] >= end or n in wanted]
+        if frontier:
+            realize_nodes(frontier)
+    realize_nodes(roots)
+
+
 def _realize_in_parts(roots: list[Node]) -> None:
     """Realize ``roots`` in parts, each by ``realize_nodes`` (and so again in parts where a
     part's module cannot be loaded either): half of the roots each; for one root, a node
@@ -163,10 +209,12 @@ def _realize_in_parts(roots: list[Node]) -> None:
     reads or writes; Vulkan refuses to load a module with a dispatch of more than 32, cpu to
     run one of more than 64 (``BindingLimitError``). vkml-bound-scalar-dispatches cuts most
     such chains, but not those where several values cross a cut (IREE computed those cuts
-    wrongly, benchmarks/results/stress-findings.md).
+    wrongly, benchmarks/results/stress-findings.md). A module IREE's compiler needs more
+    memory for than it may use (``CompileMemoryError``) is split the same way.
 
     Raises:
         BindingLimitError: a single op's module cannot be loaded (nothing left to split).
+        CompileMemoryError: a single op's module cannot be compiled in the memory allowed.
     """
     if len(roots) > 1:
         half = len(roots) // 2
@@ -176,17 +224,21 @@ def _realize_in_parts(roots: list[Node]) -> None:
     (root,) = roots
     while True:  # a loop, not recursion: a root may need many parts (a wide fan-in)
         before = [n for n in toposort([root]) if not n._computed and n is not root]
-        if not before:
-            raise BindingLimitError(
-                f"IREE could not load the module of one {root.op} op on {root.device.name}: "
-                f"it binds more buffers than the device allows. This is vkml's bug; please "
-                f"report it"
-            )
+        if not before:  # a lone op: its module's own failure is the answer
+            try:
+                realize_nodes(roots, in_parts=False)
+                return
+            except BindingLimitError:
+                raise BindingLimitError(
+                    f"IREE could not load the module of one {root.op} op on "
+                    f"{root.device.name}: it binds more buffers than the device allows. This "
+                    f"is vkml's bug; please report it"
+                ) from None
         realize_nodes([before[len(before) // 2]])
         try:
             realize_nodes(roots, in_parts=False)
             return
-        except BindingLimitError:
+        except (BindingLimitError, CompileMemoryError):
             continue
 
 
@@ -211,6 +263,9 @@ def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
             f"(observed at {_user_line()})"
         )
     schedule, device = plan(roots)
+    if in_parts and device.kind != "reference" and _pending(schedule) > PART_NODES:
+        _realize_in_segments(schedule, roots)
+        return
     # before compiling: IREE would otherwise fail to compile a 2**40-element arange for Vulkan
     # (its 32-bit SPIR-V indexing) before it could refuse the allocation
     check_fits_memory("realizing", [(n.shape, n.dtype) for n in roots], device.name)
@@ -222,6 +277,11 @@ def realize_nodes(nodes: Sequence[Node], in_parts: bool = True) -> None:
         results = call([leaf._storage for leaf in leaves])
     except BindingLimitError:  # refused at the load (Vulkan) or at the call (local-task)
         if not in_parts:
+            raise
+        _realize_in_parts(roots)
+        return
+    except CompileMemoryError:  # IREE needed more memory than it may use: halve the graph
+        if not in_parts or _pending(schedule) < 2:
             raise
         _realize_in_parts(roots)
         return

@@ -10,7 +10,9 @@ from contextlib import contextmanager
 from vkml.dialect.module import global_type
 from vkml.dialect.run_time_fence import FENCE_ARG, FENCE_GLOBAL, FencedOps, fenceable
 from vkml.dialect.types import TensorType, Value, literal, reflection_attr, string_attr
-from vkml.dtypes import DType, float32
+from vkml.dtypes import DType, float32, int32
+
+STOP_ARG = "%stop"
 
 # Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.
 _FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
@@ -67,6 +69,10 @@ class FunctionBuilder(FencedOps):
         # a last argument, the caller's buffer for the values IREE keeps between dispatches
         # (``iree.abi.transients``; ``vkml.compiler.abi``)
         self.transients = False
+        # whether device loops read a stop flag the caller can set mid-call (``stop_flag``):
+        # a module compiled for realize, not an exported one
+        self.stoppable = False
+        self.uses_stop = False
         # where the multiply fence comes from: the last argument, or (an exported module,
         # ``vkml.dialect.module``) the global FENCE_GLOBAL, loaded first in the body
         self.fence_global = fence_global
@@ -96,6 +102,13 @@ class FunctionBuilder(FencedOps):
         if name is not None:
             self._arg_attrs[value.name] = f" {{iree.abi.name = {string_attr(name)}}}"
         return value
+
+    def stop_flag(self) -> Value:
+        """The ``tensor<2xi32>`` argument the caller passes as zeros and sets to ones to end
+        every device loop at its next turn (Ctrl-C, ``vkml.runtime.stop``); it comes after
+        the arguments and output buffers, before the multiply fence (``vkml.compiler.abi``)."""
+        self.uses_stop = True
+        return self._vary(Value(STOP_ARG, TensorType((2,), int32)))
 
     def global_load(self, symbol: str, ttype: TensorType) -> Value:
         """The value of the module's global ``symbol`` (a parameter of an exported module),
@@ -211,6 +224,8 @@ class FunctionBuilder(FencedOps):
             f"{a.name}: {a.type}{self._arg_attrs.get(a.name, '')}" for a in self.args
         )
         lines = self.lines
+        if self.uses_stop:
+            params += f"{', ' if params else ''}{STOP_ARG}: tensor<2xi32>"
         if self.uses_fence and self.fence_global:
             load = f"    {FENCE_ARG} = util.global.load @{FENCE_GLOBAL} : tensor<i32>"
             lines = [load, *lines]

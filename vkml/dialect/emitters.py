@@ -15,7 +15,7 @@ from typing import Any
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.nan_bits import float_bits
 from vkml.dialect.types import TensorType, Value
-from vkml.dtypes import DType, bool_, float32, int64, promote_types
+from vkml.dtypes import DType, bool_, float32, int32, int64, promote_types
 
 Emitter = Callable[[FunctionBuilder, Sequence[Value], TensorType, Mapping[str, Any]], Value]
 
@@ -223,14 +223,36 @@ def emit_while(
     # failed ("queue_dealloca buffer was not returned by queue_alloca": every counted
     # Vulkan loop of zero turns). Behind a barrier IREE cannot follow the results' lifetime,
     # so it leaves their buffers to reference counting and deallocates none of them.
+    # A module compiled for realize can be stopped (Ctrl-C): the loop also carries a turn
+    # count and holds only while the caller's stop flag at the count's parity is 0 (read at
+    # a position that changes every turn, so no compiler hoists the read out of the loop).
+    stoppable = b.stoppable
+    if stoppable:
+        xs = [*xs, b.constant(0, int32)]
     xs = b.barrier([b.own_buffer(x) for x in xs])
     types = [v.type for v in xs]
+    carried = len(xs) - int(stoppable)
     with b.block(types) as test:
-        (flag,) = keep_going(test.args)
+        (flag,) = keep_going(test.args[:carried])
+        if stoppable:
+            flag = b.binary("and", flag, _not_stopped(b, test.args[-1]))
         test.yield_([flag])
     with b.block(types) as step:
-        step.yield_(body(step.args))
-    return tuple(b.barrier(b.while_loop(xs, test, step)))
+        turned = [b.binary("add", step.args[-1], b.constant(1, int32))] if stoppable else []
+        step.yield_([*body(step.args[:carried]), *turned])
+    return tuple(b.barrier(b.while_loop(xs, test, step)))[:carried]
+
+
+def _not_stopped(b: FunctionBuilder, count: Value) -> Value:
+    """The caller's stop flag (``FunctionBuilder.stop_flag``) is still 0 at ``count``'s parity."""
+    parity = b.binary("and", count, b.constant(1, int32))
+    stop = b.stop_flag()
+    bit = b.emit(
+        f"stablehlo.dynamic_slice {stop.name}, {parity.name}, sizes = [1] : "
+        f"({stop.type}, {parity.type}) -> tensor<1xi32>",
+        TensorType((1,), int32),
+    )
+    return b.compare("EQ", b.reshape(bit, ()), b.constant(0, int32))
 
 
 def emit_result(

@@ -47,10 +47,13 @@ def compile_command(backend: str, flags: Sequence[str]) -> list[str]:
 
 
 def compile_stablehlo(
-    text: str, backend: str, flags: Sequence[str], timeout: float | None
-) -> bytes:
+    text: str, backend: str, flags: Sequence[str], timeout: float | None,
+    memory: int | None = None,
+) -> bytes:  # fmt: skip
     """IREE's ``compile_str`` work, with a time limit: ``iree-compile`` runs as a child process,
-    killed when it runs past ``timeout`` seconds.
+    killed when it runs past ``timeout`` seconds; with ``memory``, its address space is
+    limited to that many bytes (util-linux's ``prlimit``, where there is one), so a compile
+    that would exhaust the machine fails its allocations instead.
 
     Raises:
         CompilerToolError: iree-compile reported an error (its exit status and stderr).
@@ -64,7 +67,7 @@ def compile_stablehlo(
     """
     command = compile_command(backend, flags)
     done = subprocess.run(
-        _dies_with_parent(command), input=text.encode(), capture_output=True,
+        _dies_with_parent(_limited(command, memory)), input=text.encode(), capture_output=True,
         timeout=timeout, check=False,
     )  # fmt: skip
     done.args = command  # what an error names: iree-compile, not the setpriv around it
@@ -89,6 +92,15 @@ def _setpriv() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return path if "--pdeathsig" in usage.stdout else None
+
+
+def _limited(command: list[str], memory: int | None) -> list[str]:
+    """``command`` run through ``prlimit --as`` (its address space at most ``memory`` bytes)
+    where util-linux's prlimit is installed and a limit is asked for."""
+    prlimit = (
+        shutil.which("prlimit") if memory is not None and sys.platform.startswith("linux") else None
+    )
+    return [prlimit, f"--as={memory}", "--", *command] if prlimit else command
 
 
 def _dies_with_parent(command: list[str]) -> list[str]:

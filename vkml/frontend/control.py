@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from vkml.dtypes import bool_, uint32
+from vkml.dtypes import bool_, int32, uint32
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import ops, regions, views
 from vkml.frontend.base import TensorBase
@@ -64,9 +64,14 @@ def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:
     return wrap(node)
 
 
-def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
+def while_loop(
+    keep_going: Arm, body: Arm, *init: Any, max_turns: int | None = None
+) -> tuple[Tensor, ...]:
     """The values ``body`` gives, applied to ``init`` while ``keep_going`` of them holds: a
     loop run on the device (a ``stablehlo.while``), ``jax.lax.while_loop``'s meaning.
+
+    A realize running the loop stops it at Ctrl-C (``KeyboardInterrupt`` within a turn; the
+    process stays usable).
 
     Args:
         keep_going: a function of the carried values returning a one-element bool or uint32
@@ -74,6 +79,8 @@ def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
         body: a function of the carried values returning their next values (a tuple, or one
             tensor when there is one), each of the same dtype and shape as before.
         init: the first values, tensors on one device.
+        max_turns: at most this many turns: the loop also ends when the body has run
+            ``max_turns`` times (None: only ``keep_going`` ends it).
 
     Returns:
         The carried values when ``keep_going`` first fails, one tensor each.
@@ -85,6 +92,8 @@ def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
     """
     if not init:
         raise TypeError("'while_loop': needs at least one carried value")
+    if max_turns is not None:
+        return _bounded(keep_going, body, init, turn_limit("while_loop", max_turns))
     if not callable(keep_going):
         raise TypeError(
             f"'while_loop': keep_going must be callable, got {type(keep_going).__name__}"
@@ -97,17 +106,7 @@ def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
 
     test = regions.record("while_loop", "keep_going", condition, nodes, device)
     step = regions.record("while_loop", "body", body, nodes, device)
-    if len(step.results) != len(nodes):
-        raise TypeError(
-            f"'while_loop': body must return {len(nodes)} values (one per carried value), "
-            f"got {len(step.results)}"
-        )
-    for i, (new, old) in enumerate(zip(step.results, nodes)):
-        if new.dtype is not old.dtype or new.shape != old.shape:
-            raise (DTypeError if new.dtype is not old.dtype else ShapeError)(
-                f"'while_loop': body changes carried value {i} from {old.dtype.name}"
-                f"{list(old.shape)} to {new.dtype.name}{list(new.shape)}; a loop keeps them"
-            )
+    _check_carried(step.results, nodes)
     lifted = regions.lifted(test, step)
     owned = (
         regions.region(test, lifted, device),
@@ -123,6 +122,47 @@ def while_loop(keep_going: Arm, body: Arm, *init: Any) -> tuple[Tensor, ...]:
         Tensor(Node("result", n.dtype, n.shape, (loop,), (("index", i),), device))
         for i, n in enumerate(nodes)
     )
+
+
+def _check_carried(results: Sequence[Node], nodes: Sequence[Node]) -> None:
+    """A loop body gives one value per carried value, each of its dtype and shape."""
+    if len(results) != len(nodes):
+        raise TypeError(
+            f"'while_loop': body must return {len(nodes)} values (one per carried value), "
+            f"got {len(results)}"
+        )
+    for i, (new, old) in enumerate(zip(results, nodes)):
+        if new.dtype is not old.dtype or new.shape != old.shape:
+            raise (DTypeError if new.dtype is not old.dtype else ShapeError)(
+                f"'while_loop': body changes carried value {i} from {old.dtype.name}"
+                f"{list(old.shape)} to {new.dtype.name}{list(new.shape)}; a loop keeps them"
+            )
+
+
+def turn_limit(op: str, max_turns: Any) -> int:
+    """``max_turns`` as a number of turns: a non-negative int below 2**31."""
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 0 <= max_turns < 2**31:
+        raise ValueError(
+            f"'{op}': max_turns must be an int from 0 to 2**31 - 1 (or None), got {max_turns!r}"
+        )
+    return max_turns
+
+
+def _bounded(keep_going: Arm, body: Arm, init: tuple[Any, ...], limit: int) -> tuple[Tensor, ...]:
+    """``while_loop`` that also ends after ``limit`` turns: a turn count carried last."""
+    device = ops.check_same_device("while_loop", [ops.tensor_node("while_loop", x) for x in init])
+    count = Tensor(Node("full", int32, (), (), (("value", 0),), device))
+
+    def test(*values: Tensor) -> Tensor:
+        holds = _condition("while_loop", keep_going(*values[:-1]))
+        return Tensor(ops.where(holds, Tensor(ops.compare("lt", values[-1], limit)), False))
+
+    def step(*values: Tensor) -> tuple[Tensor, ...]:
+        new = body(*values[:-1])
+        new = new if isinstance(new, tuple) else (new,)
+        return (*new, Tensor(ops.binary("add", values[-1], 1)))
+
+    return while_loop(test, step, *init, count)[:-1]
 
 
 def _passing(body: Any, carried: int) -> Any:

@@ -398,7 +398,8 @@ def test_predicated_turns_select_once_per_value() -> None:
 
 def test_a_bounded_loop_that_does_not_read_its_item_runs_on_the_device() -> None:
     g = vkml.Graph.builder(long_bounded_loop)(vkml.tensor(X), vkml.tensor(np.float32(2.0)))
-    assert g.schedule.loops == 1 and g.schedule.nodes < 300  # 16 turns recorded, not 40
+    # 16 turns recorded, not 40 (each turn ~26 nodes, its Python numbers one node each)
+    assert g.schedule.loops == 1 and g.schedule.nodes < 600
     g = vkml.Graph.builder(bounded_loop_reading_its_item)(
         vkml.tensor(X), vkml.tensor(np.float32(2.0))
     )

@@ -1,0 +1,63 @@
+"""Stopping a call whose device loops would not end: Ctrl-C during a ``realize``.
+
+A module with device loops takes a stop flag (``Abi.stop``): two ``int32`` zeros in memory the
+host can map, which every loop reads at each turn. IREE runs such a loop's turns inside the
+call, where Python's SIGINT handler cannot run, so the call runs on a worker thread while the
+main thread waits for it; a ``KeyboardInterrupt`` in that wait sets the flag, every loop ends
+at its next turn (within one host sync), the call returns, and the interrupt is raised again.
+The results of a stopped call are dropped: nothing is bound, the process stays usable.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from vkml.dtypes import int32
+from vkml.runtime.buffers import upload_mappable
+from vkml.runtime.hal import HalSession
+
+T = TypeVar("T")
+
+
+class StopFlag:
+    """One call's stop flag: the buffer view it passes, and ``stop()`` to set it."""
+
+    def __init__(self, sess: HalSession, device: str) -> None:
+        self.view = upload_mappable(sess, np.zeros(2, np.int32), int32, device)
+        self._host = self.view.get_buffer().map().asarray((2,), np.dtype(np.int32))
+
+    def stop(self) -> None:
+        self._host[:] = 1
+
+
+def stoppable(call: Callable[[], T], flag: StopFlag) -> T:
+    """``call()``, which Ctrl-C ends through ``flag``: on the main thread the call runs on a
+    worker thread and an interrupt of the wait sets the flag, waits for the call to end and
+    raises ``KeyboardInterrupt``. Elsewhere (a signal only reaches the main thread) the call
+    runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="vkml-call", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        flag.stop()
+        worker.join()  # every loop ends at its next turn
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    result: T = outcome["value"]
+    return result
