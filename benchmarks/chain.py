@@ -32,9 +32,9 @@ from benchmarks.report import human_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 ELEMENTS = 1024
-FULL_SIZES = (3_000, 10_000, 30_000)
+FULL_SIZES = (10_000, 100_000)
 QUICK_SIZES = (1_000, 3_000)
-GOAL_NODES = 100_000
+GOAL_NODES = 1_000_000
 # the brief's line: a 100k compile longer than this is "absurd" and is predicted, not run
 ABSURD_S = 300.0
 CHILD_TIMEOUT_S = 900.0
@@ -243,10 +243,20 @@ def bench_size(nodes: int, budget: Budget) -> Bench:
         f"bigchain_{nodes}",
         f"6. {nodes:,}-node chain on {ELEMENTS} float32: build + realize",
         "auto",
-        target="none (context)",
+        target="<= 1 ms per node cold at 10^4; linear to 10^6",
         verdict="no target",
     )
     bench.rows = _vkml_rows(nodes) + _eager_rows(nodes, budget) + _jax_rows(nodes)
+    cold = _compile_seconds(bench)
+    if cold is not None:
+        per_node = 1000 * cold / nodes
+        bench.measured = f"{per_node:.3f} ms per node cold"
+        bench.verdict = "met" if per_node <= 1.0 else "NOT met"
+        bench.notes.append(
+            "A graph of more than 2,000 pending nodes is realized in parts of at most 2,000 "
+            "(vkml/devices/realize.py): this chain's parts repeat one structure, so one "
+            "module serves them all; a graph whose parts all differ compiles each."
+        )
     bench.notes.append(
         "Single runs (reps = 1) except the eager rows. Eager and jax second-call "
         "rows compare with vkml's warm same-process row, jax's first call with "

@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/run.py [--quick] [--only NAME[,NAME]] [--output PATH]``
 (``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain, mlpstep,
-aot, builder (or 1-9).
+aot, builder, firsthour (or 1-10).
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import aot, builder, chain, mlp, report
+from benchmarks import aot, builder, chain, first_hour, mlp, report
 from benchmarks.cases import CASES
 from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure
 
-ORDER = ["build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep", "aot", "builder"]
+ORDER = [
+    "build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep", "aot", "builder",
+    "firsthour",
+]  # fmt: skip
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.md"
 
 
@@ -59,6 +62,8 @@ def _runner(name: str, args: argparse.Namespace) -> Callable[[Budget], list[Benc
         return aot.bench_aot
     if name == "builder":
         return builder.bench_builder
+    if name == "firsthour":
+        return lambda budget: first_hour.bench_first_hour()
     if name != "bigchain":
         return CASES[name]
     if args.chain_sizes:

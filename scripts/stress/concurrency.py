@@ -55,11 +55,13 @@ print(json.dumps({"compiles": vkml.stats()["compiles"], "failures": failures,
 
 
 def graph(k: int, device: vkml.Device) -> vkml.Tensor:
-    """Graph ``k``: its constant makes its module differ from every other ``k``'s."""
+    """Graph ``k``: its constant, compiled in (``full``; a Python number would be a run-time
+    input), makes its module differ from every other ``k``'s."""
     x = vkml.tensor(
         np.random.default_rng(k % 4).normal(size=(24, 16)).astype(np.float32), device=device
     )
-    return ((x * (1.0 + 0.25 * k) + 0.5).maximum(x) @ x.transpose()).sum(axis=1)
+    scale = vkml.full(x.shape, 1.0 + 0.25 * k, device=device)
+    return ((x * scale + 0.5).maximum(x) @ x.transpose()).sum(axis=1)
 
 
 def run(processes: int, threads: int, graphs: int) -> str:

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/stress/faults.py [--kills 20]
 
-Each round starts a process that realizes fresh graphs (new constants, so each compiles and
+Each round starts a process that realizes fresh graphs (new compiled-in full constants, so each compiles and
 writes an entry) on one cache directory and kills it with SIGKILL after a random delay:
 during a compile, during an entry's write, or between them. Checked afterwards: every entry
 under a real name is sound, and a last process realizes every graph of every round with the
@@ -37,7 +37,7 @@ import numpy as np
 import vkml
 x = vkml.tensor(np.arange(8, dtype=np.float32))
 for c in sys.argv[1:]:
-    print((x * float(c) + 0.5).sum().item(), flush=True)
+    print((x * vkml.full(x.shape, float(c)) + 0.5).sum().item(), flush=True)
 """
 
 
@@ -47,7 +47,7 @@ def _constants(round_: int) -> list[str]:
 
 def _want(constants: list[str]) -> list[str]:
     x = vkml.tensor(np.arange(8, dtype=np.float32))
-    return [str((x * float(c) + 0.5).sum().item()) for c in constants]
+    return [str((x * vkml.full(x.shape, float(c)) + 0.5).sum().item()) for c in constants]
 
 
 def run(kills: int, seed: int = 0) -> str:
