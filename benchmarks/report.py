@@ -198,7 +198,7 @@ def summary_table(benches: list[Bench]) -> list[str]:
         if bench.target and bench.target != "none (context)":
             verdict = bench.verdict or "n/a (vkml failed)"
             lines.append(
-                f"| {bench.title.split(',')[0]} | {bench.target} | "
+                f"| {bench.title.split(', ')[0]} | {bench.target} | "
                 f"{bench.measured or 'n/a'} | {verdict} |"
             )
     return lines + [""]

@@ -47,7 +47,7 @@ log = logging.getLogger("vkml")
 # of at most this many (``_realize_in_segments``): IREE's compile time and memory grow with a
 # module's size (a 3,747-op fuzzed graph took it to 23.7 GB), and the parts of a long graph
 # made by a loop often share one structure, hence one module (a 10**6-op chain compiles a few
-# modules, not one of 10**6 ops). Measured in benchmarks/results/first-hour.md.
+# modules, not one of 10**6 ops). Measured by benchmark 6 (benchmarks/README.md).
 PART_NODES = 2000
 
 # Tests set this to observe the order of the steps; None in normal use.

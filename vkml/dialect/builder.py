@@ -124,12 +124,18 @@ class FunctionBuilder(FencedOps):
         self._arg_attrs[value.name] = f" {{iree.abi.output = {result} : index}}"
         return value
 
-    def emit(self, text: str, result: TensorType) -> Value:
-        """Append ``%vN = text`` and return the new value of type ``result``."""
+    def emit(self, text: str, result: TensorType, data: Sequence[Value] | None = None) -> Value:
+        """Append ``%vN = text`` and return the new value of type ``result``. The value holds
+        run-time data (``is_static``) where an operand does, or, given ``data``, where one
+        of those does: a position read at run time from a constant is still that constant
+        to a compiler (a dynamic slice of zeros is zeros, which a driver folds)."""
         value = Value(f"%v{self._count}", result)
         self._count += 1
         self.lines.append(f"    {value.name} = {text}")
-        if self._reads_varying(text):
+        reads = (
+            self._reads_varying(text) if data is None else any(not self.is_static(v) for v in data)
+        )
+        if reads:
             self._vary(value)
         return value
 

@@ -90,32 +90,51 @@ def _starts(b: FunctionBuilder, pos: Value, axis: int, rank: int) -> list[Value]
 def emit_index_at(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
-    """Position ``pos`` (0-d, in range) of ``axis``, kept as an axis of length 1: a
-    ``stablehlo.dynamic_slice``, which IREE reads in place at a run-time offset."""
+    """Position ``pos`` (0-d, in range) of ``axis``, kept as an axis of length 1.
+
+    A position the module reads at run time is a ``stablehlo.gather`` of the whole slice,
+    whose index the dispatch reads itself: a ``stablehlo.dynamic_slice`` there made IREE read
+    the position back to the host to size its dispatch (a second submission and a host wait,
+    per call). A position the module knows (an exported module, a loop body) is a
+    ``dynamic_slice``, which IREE folds to a plain slice."""
     x, pos = xs
-    starts = _starts(b, pos, attrs["axis"], len(x.shape))
-    types = ", ".join(str(s.type) for s in starts)
-    names = ", ".join(s.name for s in starts)
+    axis = attrs["axis"]
+    if b.is_constant(pos):
+        starts = _starts(b, pos, axis, len(x.shape))
+        types = ", ".join(str(s.type) for s in starts)
+        names = ", ".join(s.name for s in starts)
+        sizes = ", ".join(str(d) for d in out.shape)
+        return b.emit(
+            f"stablehlo.dynamic_slice {x.name}, {names}, sizes = [{sizes}] : "
+            f"({x.type}, {types}) -> {out}",
+            out,
+            data=[x],
+        )
+    index = b.reshape(pos, (1,))
+    offsets = ", ".join(str(d) for d in range(len(x.shape)))
     sizes = ", ".join(str(d) for d in out.shape)
-    return b.emit(
-        f"stablehlo.dynamic_slice {x.name}, {names}, sizes = [{sizes}] : "
-        f"({x.type}, {types}) -> {out}",
+    row = b.emit(
+        f'"stablehlo.gather"({x.name}, {index.name}) {{dimension_numbers = '
+        f"#stablehlo.gather<offset_dims = [{offsets}], start_index_map = [{axis}], "
+        f"index_vector_dim = 0>, indices_are_sorted = true, "
+        f"slice_sizes = array<i64: {sizes}>}} : ({x.type}, {index.type}) -> {out}",
         out,
+        data=[x],
     )
+    # in a dispatch of its own: IREE 3.13's llvm-cpu failed to translate the gather fused
+    # with a slice, a broadcast and a transpose of its result ("unrealized_conversion_cast")
+    (fenced,) = b.fence([row])
+    return fenced
 
 
 def emit_place_at(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
-    """``g`` (length 1 along ``axis``) at position ``pos`` of zeros of ``out``'s shape: the
-    transpose of ``index_at``, a ``stablehlo.dynamic_update_slice``."""
+    """``g`` (length 1 along ``axis``) at position ``pos`` of +0.0 zeros of ``out``'s shape:
+    the transpose of ``index_at``, as a select on the position along the axis (read in the
+    dispatch: a ``dynamic_update_slice`` would read it back to the host)."""
     g, pos = xs
-    zeros = b.constant(0, out.dtype, out.shape)
-    starts = _starts(b, pos, attrs["axis"], len(out.shape))
-    types = ", ".join(str(s.type) for s in starts)
-    names = ", ".join(s.name for s in starts)
-    return b.emit(
-        f"stablehlo.dynamic_update_slice {zeros.name}, {g.name}, {names} : "
-        f"({out}, {g.type}, {types}) -> {out}",
-        out,
-    )
+    axis = attrs["axis"]
+    here = b.compare("EQ", b.iota(out.shape, axis, pos.dtype), b.broadcast(pos, out.shape))
+    spread = b.broadcast(g, out.shape)
+    return b.select(here, spread, b.constant(0, out.dtype, out.shape))

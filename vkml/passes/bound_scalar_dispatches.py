@@ -38,6 +38,18 @@ def _small(value: ir.Value) -> bool:
     return all(d >= 0 for d in shape) and all(d <= 1 for d in shape)
 
 
+def _reads_an_argument(op: ir.Operation) -> bool:
+    """Whether ``op`` is a slice or reshape of a function argument (or of such a read): a
+    number read from its table (``vkml.compiler.lower``), which IREE reads in place in every
+    dispatch that uses it, as it reads the argument itself."""
+    while op.name in ("stablehlo.slice", "stablehlo.reshape"):
+        source = op.operands[0]
+        if isinstance(source.owner, ir.Block):
+            return True
+        op = source.owner.operation if hasattr(source.owner, "operation") else source.owner
+    return False
+
+
 def _cut_function(func: ir.Operation) -> None:
     block = func.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]
@@ -56,7 +68,8 @@ def _cut_function(func: ir.Operation) -> None:
         live = [
             r
             for earlier in ops[: i + 1]
-            if earlier.name != "stablehlo.constant"  # a literal is cloned where it is used
+            # a literal is cloned where it is used; a number's table is read where it is used
+            if earlier.name != "stablehlo.constant" and not _reads_an_argument(earlier)
             for r in earlier.results
             if r in read_after and _small(r)
         ]

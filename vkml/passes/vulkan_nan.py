@@ -116,6 +116,8 @@ _MOVE_BITS = (
     "gather",
     "concatenate",
     "constant",
+    "dynamic_slice",
+    "dynamic_update_slice",
     "iota",
     "optimization_barrier",
     "pad",
