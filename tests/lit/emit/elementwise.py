@@ -7,14 +7,16 @@ import vkml
 a = vkml.tensor(np.ones((2, 3), np.float32))
 b = vkml.tensor(np.ones((3,), np.float32))
 
-# Leaves become arguments; broadcasting is explicit; Python scalars become constants. A float
-# multiply goes through `bits ^ %fence` (0 at run time) so that no add can fuse with it into
-# an FMA; the fence is the last argument.
-# CHECK-LABEL: func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3xf32>, %fence: tensor<i32>) -> (tensor<2x3xf32>)
-# CHECK: %[[B0:.*]] = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
-# CHECK: %[[ADD0:.*]] = stablehlo.add %arg0, %[[B0]] : tensor<2x3xf32>
-# CHECK: stablehlo.constant dense<0x40000000> : tensor<f32>
-# CHECK: %[[MUL0:.*]] = stablehlo.multiply %[[ADD0]], %{{.*}} : tensor<2x3xf32>
+# Leaves become arguments; broadcasting is explicit; Python scalars are run-time inputs, read
+# from one table (the first argument) so that a new number reuses the module (ADR 0017). A
+# float multiply goes through `bits ^ %fence` (0 at run time) so that no add can fuse with it
+# into an FMA; the fence is the last argument.
+# CHECK-LABEL: func.func @main(%arg0: tensor<1xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<3xf32>, %fence: tensor<i32>) -> (tensor<2x3xf32>)
+# CHECK: %[[B0:.*]] = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+# CHECK: %[[ADD0:.*]] = stablehlo.add %arg1, %[[B0]] : tensor<2x3xf32>
+# CHECK: %[[TWO:.*]] = stablehlo.reshape %arg0 : (tensor<1xf32>) -> tensor<f32>
+# CHECK: %[[TWO_ALL:.*]] = stablehlo.broadcast_in_dim %[[TWO]], dims = []
+# CHECK: %[[MUL0:.*]] = stablehlo.multiply %[[ADD0]], %[[TWO_ALL]] : tensor<2x3xf32>
 # CHECK: %[[BITS0:.*]] = stablehlo.bitcast_convert %[[MUL0]] : (tensor<2x3xf32>) -> tensor<2x3xi32>
 # CHECK: %[[FENCE0:.*]] = stablehlo.broadcast_in_dim %fence, dims = []
 # CHECK: %[[MIX0:.*]] = stablehlo.xor %[[BITS0]], %[[FENCE0]] : tensor<2x3xi32>
