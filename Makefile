@@ -45,8 +45,11 @@ vulkan-drivers:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvulkan1 mesa-vulkan-drivers >/dev/null; \
 	else echo "no lavapipe and no root: the Vulkan tests will skip"; fi
 
+# pytest-xdist workers: IREE's compiles keep ~1.5 cores busy, two workers fill a 2-core machine
+TEST_WORKERS ?= 2
+
 test-py: setup vulkan-drivers
-	$(PY) -m pytest tests/py
+	$(PY) -m pytest tests/py -n $(TEST_WORKERS)
 
 test-lit: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv tests/lit

@@ -200,8 +200,22 @@ def assert_same(got, want, what: str) -> None:  # type: ignore[no-untyped-def]
         np.testing.assert_array_equal(got, want, err_msg=what)
 
 
-@pytest.mark.parametrize("device", DEVICES, ids=str)
-@pytest.mark.parametrize("form", FORMS)
+# on vulkan:0 in make test: a branch, nesting, and the two kinds of device loop; every form
+# with make test-exhaustive (each form is a few lavapipe compiles)
+ON_VULKAN = ("branches", "nested", "bounded_loop_reading_its_item", "device_while")
+
+
+def _form_cases() -> list[object]:
+    return [
+        pytest.param(form, device, id=f"{form}-{device}", marks=pytest.mark.exhaustive)
+        if device.name.startswith("vulkan") and form not in ON_VULKAN
+        else pytest.param(form, device, id=f"{form}-{device}")
+        for form in FORMS
+        for device in DEVICES
+    ]
+
+
+@pytest.mark.parametrize(("form", "device"), _form_cases())
 def test_a_recorded_graph_gives_what_the_function_gives_in_python(
     form: str, device: vkml.Device
 ) -> None:

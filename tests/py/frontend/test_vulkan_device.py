@@ -29,7 +29,16 @@ def vulkan() -> vkml.Device:
     return vkml.device("vulkan:0")
 
 
-@pytest.mark.parametrize("dtype", ops_test.ALL)
+# every op in one float of each width class and one integer in make test (each dtype is one
+# compile of a few hundred dispatches, 20-40 s on lavapipe); the others with make
+# test-exhaustive
+SWEPT = ("bfloat16", "float64", "int64", "uint32")
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [pytest.param(d, marks=pytest.mark.exhaustive) if d in SWEPT else d for d in ops_test.ALL],
+)
 def test_every_op_matches_reference_on_vulkan(vulkan: vkml.Device, dtype: str) -> None:
     if not vulkan.supports("add", vkml.dtypes.to_dtype(dtype)):
         pytest.skip(f"{vulkan} does not support {dtype} (its support table refuses it)")

@@ -20,8 +20,15 @@ pytestmark = pytest.mark.skipif(
     "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
 )
 
-# Around the cap, a power of two above it, and past two caps.
-LONG = (65_535, 65_536, 70_000, 131_072, 200_000)
+# Around the cap, a power of two above it, and past two caps: the power of two and the
+# longest in make test, the others with make test-exhaustive (each length is a compile).
+LONG = (
+    pytest.param(65_535, marks=pytest.mark.exhaustive),
+    65_536,
+    pytest.param(70_000, marks=pytest.mark.exhaustive),
+    pytest.param(131_072, marks=pytest.mark.exhaustive),
+    200_000,
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +48,7 @@ def test_argextreme_of_a_long_row_is_its_last_element(vulkan: vkml.Device, op: s
     assert getattr(_on(vulkan, x), op)().item() == n - 1
 
 
-@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("op", ["argmax", pytest.param("argmin", marks=pytest.mark.exhaustive)])
 def test_argextreme_along_each_axis_of_a_long_matrix(vulkan: vkml.Device, op: str) -> None:
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 70_000)).astype(np.float32)
@@ -118,7 +125,9 @@ def test_matmul_with_a_long_contraction_counts_every_product(vulkan: vkml.Device
     )
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", pytest.param("float16", marks=pytest.mark.exhaustive), "int32"]
+)
 def test_long_matmul_matches_reference_within_the_gemm_bound(
     vulkan: vkml.Device, dtype: str
 ) -> None:

@@ -204,6 +204,7 @@ def test_a_state_tensor_set_lazily_is_realized_before_the_replay() -> None:
     reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
     "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
 )
+@pytest.mark.exhaustive  # 30 s of lavapipe compiles; cpu and reference in make test
 def test_replayed_steps_equal_rebuilt_steps_on_vulkan() -> None:
     vulkan = vkml.device("vulkan:0")
     want_losses, want = train(vulkan, OPTIMIZERS["adam"], compiled=False, dropout=True)
