@@ -1,6 +1,6 @@
 """What a compile-cache key hashes: the MLIR text, the target, and every version and source
-that could change the module compiled from them (IREE's release, vkml's, vkml's passes and
-emitters, and the host CPU where a target compiles for it).
+that could change the module compiled from them (IREE's release, vkml's, the source of every
+vkml module the compile imports, and the host CPU where a target compiles for it).
 
 Nothing here imports any of IREE: a machine with only iree-base-runtime computes the same keys
 as the machine that compiled its modules.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import platform
+import re
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -57,26 +58,74 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
-# The modules of vkml/compiler that decide what a compile produces: the compile loop and
-# the checks of IREE's code that make it compile again another way or refuse.
-_COMPILE_STEPS = ("compile.py", "dispatch_dump.py", "loop_budget.py", "workgroup_races.py")
+# Where a compile starts: every vkml module that this imports, directly or through another,
+# can change what a compile produces (a pass, an MLIR recipe a pass calls, the compile loop,
+# the checks of IREE's code that make it compile again another way or refuse).
+COMPILE_ROOTS = ("vkml.compiler.compile",)
+
+# `from vkml.a import b, c` (parenthesised over lines or not) and `import vkml.a`: a superset
+# of the real imports (one in a docstring counts too), which only ever hashes more
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(vkml[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+    r"|import[ \t]+(vkml[\w.]*))",
+    re.MULTILINE,
+)
+
+
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _module_file(package: Path, name: str) -> Path | None:
+    path = package.parent.joinpath(*name.split("."))
+    for candidate in (path / "__init__.py", path.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def compile_sources(package: Path = PACKAGE, roots: tuple[str, ...] = COMPILE_ROOTS) -> list[Path]:
+    """The source files, under ``package``, of ``roots`` and of every vkml module they import,
+    directly or not.
+
+    Read from the text of the files, never by importing them (a machine with only the runtime
+    computes the same keys). The packages above a module (``vkml/__init__.py``) are not
+    followed: Python runs them on import, but they hold no code that a compile runs.
+    """
+    found: dict[Path, None] = {}
+    todo = list(roots)
+    while todo:
+        path = _module_file(package, todo.pop())
+        if path is None or path in found:
+            continue
+        found[path] = None
+        for module, names, plain in _IMPORT.findall(path.read_text(encoding="utf-8")):
+            if plain:
+                todo.append(plain)
+                continue
+            todo.append(module)
+            listed = " ".join(ln.split("#")[0] for ln in names.strip("()").splitlines())
+            for name in listed.split(","):
+                name = name.split(" as ")[0].strip()
+                if name.isidentifier():
+                    todo.append(f"{module}.{name}")
+    return sorted(found)
+
+
+def source_fingerprint(package: Path = PACKAGE) -> str:
+    """A hash of the names and text of ``compile_sources(package)``."""
+    h = hashlib.sha256()
+    for source in compile_sources(package):
+        h.update(source.relative_to(package).as_posix().encode())
+        h.update(source.read_bytes())
+    return h.hexdigest()
 
 
 @functools.cache
 def pipeline_fingerprint() -> str:
-    """A hash of the source of vkml's passes, emitters and compile checks: the key hashes the
-    MLIR *before* the passes, so a changed pass or check must change the key even without a
-    version bump."""
-    h = hashlib.sha256()
-    package = Path(__file__).resolve().parent.parent
-    sources = [
-        s for folder in ("passes", "dialect") for s in sorted((package / folder).glob("*.py"))
-    ]
-    sources += [package / "compiler" / name for name in _COMPILE_STEPS]
-    for source in sources:
-        h.update(source.name.encode())
-        h.update(source.read_bytes())
-    return h.hexdigest()
+    """The hash of the code that compiles (``source_fingerprint``): the key hashes the MLIR
+    *before* the passes, so a changed pass, recipe or check must change the key even without a
+    version bump, wherever that code moves."""
+    return source_fingerprint()
 
 
 @functools.cache
