@@ -12,7 +12,6 @@ the table bounds the absolute error in eps instead, and for matmul the relative 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
@@ -22,12 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "py")]
 
 import ml_dtypes
-from numerics import ulp_distance as ulp_distances
+from support import op_programs as ops_test
+from support.numerics import ulp_distance as ulp_distances
 
 import vkml
 from vkml.ops.registry import OPS
-
-ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 
 
 def ulp_distance(got: np.ndarray, want: np.ndarray) -> int:

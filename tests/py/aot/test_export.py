@@ -5,7 +5,6 @@ foreign or mismatched files are refused naming what differs."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.without_compiler import run_without_compiler
 
 import vkml
 import vkml.runtime.vulkan
@@ -336,9 +336,8 @@ def test_a_module_loads_and_runs_where_the_compiler_cannot_be_imported(exported:
     device, _, path, want = exported
     if device.kind != "cpu":
         pytest.skip("the runtime-only run is on cpu")
-    runtime_only = importlib.import_module("runtime.test_runtime_without_compiler")
     np.save(path.parent / "x_in.npy", X)
-    proc = runtime_only._run_without_compiler(
+    proc = run_without_compiler(
         """
         import sys
         import numpy as np

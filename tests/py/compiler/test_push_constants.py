@@ -4,18 +4,15 @@ no Vulkan device is needed."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
+from support import op_programs as ops_test
 
 import vkml
 from vkml.compiler.lower import lower_to_mlir
 from vkml.compiler.push_constants import VULKAN_GUARANTEED_BYTES, oversized, push_constant_bytes
 from vkml.compiler.target import vulkan_target
 from vkml.graph.walk import toposort
-
-ops_test = importlib.import_module("frontend.test_ops_vs_reference")
 
 
 def vulkan_module(*tensors: vkml.Tensor) -> str:

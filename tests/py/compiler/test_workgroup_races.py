@@ -10,18 +10,15 @@ with no barrier between.
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.devices import needs_vulkan
+from support.numerics import assert_bit_exact
 
 import vkml
 from vkml.compiler import compile as compiling, dispatch_dump, workgroup_races
 from vkml.compiler.target import vulkan_target
 from vkml.errors import CompileError
-
-needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 
 # IREE's code for the racy dispatch (trimmed): the first region writes rows, the second
 # reads columns; the printer reuses the names %5-%8 in the second region.

@@ -7,7 +7,6 @@ device is simulated: the executable's VM context raises the text IREE raises for
 
 from __future__ import annotations
 
-import importlib
 import resource
 from pathlib import Path
 from typing import Any
@@ -15,14 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+# the Vulkan tests' own skip mark: no Vulkan device, skipped with the way to get one
+from support.devices import needs_vulkan
+
 import vkml
 from vkml.devices import memory
 from vkml.errors import DeviceFaultError, DeviceMemoryError, InvocationError
 from vkml.runtime.buffers import download
 from vkml.runtime.executable import Executable
-
-# the Vulkan tests' own skip mark: no Vulkan device, skipped with the way to get one
-needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 
 DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("vulkan:0", id="vulkan", marks=needs_vulkan)]
 

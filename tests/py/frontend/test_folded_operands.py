@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from numerics import assert_within_ulp
+from support.numerics import assert_within_ulp
 
 import vkml
 from vkml.ops.registry import OPS

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from vkml.runtime.vulkan import vulkan_device_reports

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
-from numerics import ulp_distance
+from support.numerics import ulp_distance
 
 import vkml
 

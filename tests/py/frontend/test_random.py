@@ -16,7 +16,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from vkml.frontend.random import threefry2x32

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 

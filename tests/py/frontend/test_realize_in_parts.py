@@ -8,16 +8,15 @@ real on lavapipe by a chain of 100 scalar results."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
 from vkml.errors import BindingLimitError
 
-needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 LIMIT = 6
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 
@@ -61,7 +61,7 @@ def test_mul_by_a_cast_bool_keeps_zero_times_inf_nan_on_cpu() -> None:
 def test_gelu_far_negative_tail_stays_within_its_documented_bounds() -> None:
     """docs/contracts.md: gelu within 16 ULP for x >= -5, within 64 ULP down to -10 (measured
     10 and 34 on cpu): the erfc tail loses relative accuracy; this pins how far."""
-    from numerics import assert_within_ulp
+    from support.numerics import assert_within_ulp
 
     for low, bound in ((-5.0, 16), (-10.0, 64)):
         x = np.linspace(low, 10.0, 1 << 14, dtype=np.float32)

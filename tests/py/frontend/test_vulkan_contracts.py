@@ -14,16 +14,12 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from numerics import assert_bit_exact, assert_within_ulp
+from support.devices import needs_vulkan
+from support.numerics import assert_bit_exact, assert_within_ulp
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
 
-pytestmark = pytest.mark.skipif(
-    not vulkan_device_reports(),
-    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
-)
+pytestmark = needs_vulkan
 
 N = 4096
 _RNG = np.random.default_rng(9)

@@ -3,25 +3,19 @@ errors. Skipped, with the way to enable it, where no Vulkan device exists."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from support import op_programs as ops_test
+from support.devices import needs_vulkan
 
 import vkml
 from vkml.ops.registry import OPS
-from vkml.runtime.vulkan import vulkan_device_reports
 
-ops_test = importlib.import_module("frontend.test_ops_vs_reference")
-
-pytestmark = pytest.mark.skipif(
-    not vulkan_device_reports(),
-    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
-)
+pytestmark = needs_vulkan
 
 
 @pytest.fixture(scope="module")

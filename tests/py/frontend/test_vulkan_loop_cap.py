@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
 
-pytestmark = pytest.mark.skipif(
-    not vulkan_device_reports(),
-    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
-)
+pytestmark = needs_vulkan
 
 # Around the cap, a power of two above it, and past two caps: the power of two and the
 # longest in make test, the others with make test-exhaustive (each length is a compile).

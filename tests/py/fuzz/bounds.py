@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from numerics import assert_bit_exact, assert_within_ulp, ulp_distance
+from support.numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 
 from vkml.ops.registry import OPS
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from fuzz.bounds import check_value

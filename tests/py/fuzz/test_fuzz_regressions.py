@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from fuzz.bounds import check_value

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
-import vkml.runtime.vulkan
 from vkml import nn
 from vkml.devices import realize as realize_module
 
@@ -199,11 +199,7 @@ def test_a_state_tensor_set_lazily_is_realized_before_the_replay() -> None:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
 
 
-@pytest.mark.skipif(
-    not vkml.runtime.vulkan.vulkan_device_reports(),
-    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
-)
+@needs_vulkan
 @pytest.mark.exhaustive  # 30 s of lavapipe compiles; cpu and reference in make test
 def test_replayed_steps_equal_rebuilt_steps_on_vulkan() -> None:
     vulkan = vkml.device("vulkan:0")

@@ -8,7 +8,6 @@ a finite-difference case."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import pipeline_for
 
 ROOT = Path(__file__).resolve().parents[3]
-ops_test = importlib.import_module("frontend.test_ops_vs_reference")
+from support import op_programs as ops_test
 
 
 @pytest.mark.parametrize("name", sorted(OPS))

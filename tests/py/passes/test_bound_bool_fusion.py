@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from vkml.dialect.fences import FUSION_STOPS

@@ -5,11 +5,11 @@ the chains come back right."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
 from vkml.compiler import compile as compiling
@@ -18,7 +18,6 @@ from vkml.dtypes import int32
 from vkml.passes.pipeline import run_passes
 from vkml.runtime import Executable, download, session, upload
 
-needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
 DEVICES = ["cpu", pytest.param("vulkan:0", marks=needs_vulkan)]
 
 Step = Callable[[vkml.Tensor, vkml.Tensor], vkml.Tensor]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from numerics import ulp_distance
+from support.numerics import ulp_distance
 
 import vkml
 from vkml.compiler.compile import compile_module

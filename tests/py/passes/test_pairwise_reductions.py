@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from numerics import assert_bit_exact
+from support.numerics import assert_bit_exact
 
 import vkml
 from vkml.ops.reference_axes import pairwise_sum

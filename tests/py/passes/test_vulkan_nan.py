@@ -10,7 +10,6 @@ compute the reference's values on cpu (the Vulkan pipeline forced) and on vulkan
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -31,8 +30,8 @@ from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
 # a sweep whose every case another test in make test covers on another device or dtype
 EXHAUSTIVE = pytest.mark.exhaustive
 
-ops_test = importlib.import_module("frontend.test_ops_vs_reference")
-needs_vulkan = importlib.import_module("frontend.test_vulkan_device").pytestmark
+from support import op_programs as ops_test
+from support.devices import needs_vulkan
 
 VULKAN = pipeline_for("vulkan-spirv")
 NAN, INF = math.nan, math.inf
@@ -420,7 +419,7 @@ def check_edges(device: vkml.Device, dtype: str) -> None:
     failures = []
     for name, got in results[device.name].items():
         try:
-            ops_test._check(name, EDGES[name][0], got, results["reference"][name], dtype)
+            ops_test.check_result(name, EDGES[name][0], got, results["reference"][name], dtype)
         except AssertionError as exc:
             failures.append(str(exc))
     assert not failures, "\n\n".join(failures)

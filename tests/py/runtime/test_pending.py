@@ -8,7 +8,6 @@ result it "writes" is then known to be unfinished for as long as the test wants.
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import iree.runtime as rt
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
 from vkml.errors import DeviceFaultError
@@ -23,7 +23,7 @@ from vkml.runtime import Pending, ResultView, settle
 from vkml.runtime.pending import wait_fence
 from vkml.runtime.queue import MAX_IN_FLIGHT
 
-pytestmark = importlib.import_module("frontend.test_vulkan_device").pytestmark
+pytestmark = needs_vulkan
 
 
 def _held(x: vkml.Tensor) -> rt.HalSemaphore:

@@ -8,15 +8,14 @@ imported, as on a deployment machine with only iree-base-runtime and NumPy insta
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import textwrap
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.without_compiler import run_without_compiler
 
 import vkml
 from vkml.compiler.cache import default_cache
@@ -34,35 +33,6 @@ AFFINE = """module {
 }
 """
 
-# Runs before anything else in the child: iree.compiler and its submodules cannot be found.
-BLOCK_COMPILER = """
-import importlib.abc
-import sys
-
-sys.modules["iree.compiler"] = None
-
-
-class BlockCompiler(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "iree.compiler" or name.startswith("iree.compiler."):
-            raise ModuleNotFoundError(f"{name} is not installed here", name=name)
-        return None
-
-
-sys.meta_path.insert(0, BlockCompiler())
-"""
-
-
-def _run_without_compiler(
-    body: str, *argv: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    script = BLOCK_COMPILER + textwrap.dedent(body)
-    return subprocess.run(
-        [sys.executable, "-c", script, *argv],
-        check=False, capture_output=True, text=True, cwd=ROOT, timeout=300,
-        env=None if env is None else {**os.environ, **env},
-    )  # fmt: skip
-
 
 def _last_json(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert proc.returncode == 0, proc.stderr
@@ -70,7 +40,7 @@ def _last_json(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
 
 
 def test_compiler_blocker_works() -> None:
-    proc = _run_without_compiler("""
+    proc = run_without_compiler("""
         try:
             import iree.compiler.tools
         except ImportError:
@@ -81,7 +51,7 @@ def test_compiler_blocker_works() -> None:
 
 
 def test_import_runtime_does_not_import_compiler() -> None:
-    proc = _run_without_compiler("""
+    proc = run_without_compiler("""
         import json
         import vkml.runtime
 
@@ -111,7 +81,7 @@ def affine_vmfb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_precompiled_module_runs_without_compiler(affine_vmfb: Path) -> None:
-    proc = _run_without_compiler(
+    proc = run_without_compiler(
         """
         import json
         import numpy as np
@@ -140,7 +110,7 @@ def test_precompiled_module_runs_without_compiler(affine_vmfb: Path) -> None:
 
 
 def test_import_vkml_nn_example_and_reference_device_need_no_compiler() -> None:
-    proc = _run_without_compiler("""
+    proc = run_without_compiler("""
         import json
         import numpy as np
         import vkml
@@ -208,7 +178,7 @@ def test_realize_without_compiler_runs_the_disk_cache_bit_identically(
     precompiled_cache: tuple[Path, bytes],
 ) -> None:
     directory, expected = precompiled_cache
-    proc = _run_without_compiler(CHILD_REALIZE, json.dumps(VALUES),
+    proc = run_without_compiler(CHILD_REALIZE, json.dumps(VALUES),
                                  env={"VKML_CACHE_DIR": str(directory)})  # fmt: skip
     got = _last_json(proc)
     assert (got["hit"], got["compiles"], got["disk_hits"]) == (expected.hex(), 0, 1)
@@ -219,7 +189,7 @@ def test_a_graph_missing_from_the_cache_without_compiler_names_the_remedy(
     precompiled_cache: tuple[Path, bytes],
 ) -> None:
     directory, _ = precompiled_cache
-    proc = _run_without_compiler(CHILD_REALIZE, json.dumps(VALUES),
+    proc = run_without_compiler(CHILD_REALIZE, json.dumps(VALUES),
                                  env={"VKML_CACHE_DIR": str(directory)})  # fmt: skip
     error = _last_json(proc)["error"]
     assert isinstance(error, str)

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.devices import needs_vulkan
 
 import vkml
-import vkml.runtime.vulkan
 from vkml import trace
 from vkml.devices import realize as realize_module
 
@@ -225,11 +225,7 @@ def test_a_lazy_input_is_realized_and_left_as_it_was() -> None:
     assert lazy.node is node and node.computed
 
 
-@pytest.mark.skipif(
-    not vkml.runtime.vulkan.vulkan_device_reports(),
-    reason="no Vulkan device: install a GPU driver, or Mesa's CPU Vulkan "
-    "(apt-get install libvulkan1 mesa-vulkan-drivers), to run the Vulkan tests",
-)
+@needs_vulkan
 def test_a_captured_call_equals_running_the_function_on_vulkan() -> None:
     vulkan = vkml.device("vulkan:0")
     captured = trace.capture(
