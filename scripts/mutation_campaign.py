@@ -207,28 +207,28 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- vkml-soft-f16 -------------------------------------------------------------------
     Mutant(
         "soft-f16: round half up instead of half to even",
-        "vkml/dialect/soft_narrow.py",
+        "vkml/passes/soft_f16.py",
         'biased = b.binary("add", b.binary("add", v, below_half), odd)',
         'biased = b.binary("add", b.binary("add", v, below_half), _const(b, v, 1))',
         (SOFT,),
     ),
     Mutant(
         "soft-f16: flush float16 subnormals to zero",
-        "vkml/dialect/soft_narrow.py",
+        "vkml/passes/soft_f16.py",
         "_F16_MIN_NORMAL)), subnormal, normal)",
         "_F16_MIN_NORMAL)), const_like(b, a, 0), normal)",
         (SOFT,),
     ),
     Mutant(
         "soft-f16: NaN payload may become zero (NaN turns into infinity)",
-        "vkml/dialect/soft_narrow.py",
+        "vkml/passes/soft_f16.py",
         'payload = b.binary("maximum", and_mask(b, kept, 0x3FF), const_like(b, kept, 1))',
         "payload = and_mask(b, kept, 0x3FF)",
         (SOFT,),
     ),
     Mutant(
         "soft-f16: no clamp at infinity (overflow wraps into NaN patterns)",
-        "vkml/dialect/soft_narrow.py",
+        "vkml/passes/soft_f16.py",
         'normal = b.binary("minimum", _round_shift(b, rebiased, lsb, 13), '
         "const_like(b, a, _F16_INF))",
         "normal = _round_shift(b, rebiased, lsb, 13)",
@@ -236,7 +236,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "soft-f16: float64 sources rounded twice (no round-to-odd)",
-        "vkml/dialect/soft_narrow.py",
+        "vkml/passes/soft_f16.py",
         'bits = b.select(inexact, b.binary("or", bits, const_like(b, bits, 1)), bits)',
         "bits = bits",
         (SOFT,),

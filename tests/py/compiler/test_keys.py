@@ -28,8 +28,8 @@ def test_every_pass_and_compile_check_is_hashed() -> None:
     assert passes - {"passes/__main__.py"} <= hashed
     checks = {"compiler/compile.py", "compiler/loop_budget.py", "compiler/workgroup_races.py"}
     assert checks <= hashed
-    # the recipes the passes call
-    assert {"dialect/soft_narrow.py", "dialect/exact_divide.py", "dialect/contraction.py"} <= hashed
+    # the MLIR helpers the passes' recipes call
+    assert {"dialect/intbits.py", "dialect/pairwise.py", "dialect/builder.py"} <= hashed
 
 
 def test_the_front_end_is_not_hashed() -> None:
@@ -41,22 +41,23 @@ def test_the_front_end_is_not_hashed() -> None:
 
 
 def test_a_helper_moved_out_of_the_pass_folders_is_still_hashed(tree: Path) -> None:
-    # move the float16 rounding recipe (which vkml-soft-f16 calls) to a new package, as a
-    # redesign might, and import it from there over several lines with a comment
-    moved = tree / "numerics" / "narrowing.py"
+    # move the integer bit helpers (which the float16 rounding and the exact divide call) to a
+    # new package, as a redesign might, and import them from there, over several lines with a
+    # comment in one place
+    moved = tree / "numerics" / "intbits.py"
     moved.parent.mkdir()
     (moved.parent / "__init__.py").write_text("")
-    (tree / "dialect" / "soft_narrow.py").rename(moved)
+    (tree / "dialect" / "intbits.py").rename(moved)
+    importers = [p for p in tree.rglob("*.py") if "vkml.dialect.intbits" in p.read_text()]
+    assert tree / "passes" / "soft_f16.py" in importers
+    for path in importers:
+        path.write_text(path.read_text().replace("vkml.dialect.intbits", "vkml.numerics.intbits"))
     soft_f16 = tree / "passes" / "soft_f16.py"
-    text = soft_f16.read_text()
-    old = "from vkml.dialect.soft_narrow import convert_16, narrow_f32, narrow_f64"
-    assert old in text
     soft_f16.write_text(
-        text.replace(
-            old,
-            "from vkml.numerics import (  # the recipes\n    narrowing,\n)\n"
-            "from vkml.numerics.narrowing import (\n    convert_16,  # one\n"
-            "    narrow_f32 as narrow_f32,\n    narrow_f64,\n)",
+        soft_f16.read_text().replace(
+            "from vkml.numerics.intbits import",
+            "from vkml.numerics import (  # the helpers\n    intbits,\n)\n"
+            "from vkml.numerics.intbits import",
         )
     )
     assert moved in keys.compile_sources(tree)
