@@ -72,7 +72,7 @@ def functions_module() -> str:
         HEADER.format(what="The vkml functions of the unary elementwise ops."),
         "from __future__ import annotations",
         "",
-        "from vkml.frontend.ops import unary",
+        "from vkml.frontend.elementwise import unary",
         "from vkml.frontend.tensor import Tensor, wrap",
         "",
         "__all__ = [",

@@ -15,12 +15,12 @@ import numpy as np
 
 from vkml.dtypes import bool_, default_int, to_dtype
 from vkml.errors import AxisError, DTypeError
-from vkml.frontend import creation, functions, ops
+from vkml.frontend import creation, elementwise, functions
 from vkml.frontend.tensor import Tensor
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[int, ...]:
-    return ops.normalize_axes("reduction", axis, x.shape)
+    return elementwise.normalize_axes("reduction", axis, x.shape)
 
 
 def _reduced(x: Tensor, axis: Any, keepdims: bool, value: Any, dtype: Any) -> Tensor:
@@ -74,7 +74,7 @@ def cumulative_sum(
             )
         axis = 0
     values = _accumulator(x, dtype)
-    (a,) = ops.normalize_axes("cumulative_sum", axis, x.shape)
+    (a,) = elementwise.normalize_axes("cumulative_sum", axis, x.shape)
     out = functions.cumsum(values, a)
     out = out if out.dtype is values.dtype else out.astype(values.dtype)
     if include_initial:

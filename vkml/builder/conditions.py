@@ -2,7 +2,7 @@
 
 A Python value is a Python condition, decided once while recording. A one-element ``bool`` or
 ``uint32`` tensor is a **device condition** (``condition``). ``not``, ``and`` and ``or`` in
-a test are calls here (``not_``, ``and_``, ``or_``; ``vkml.builder.rewrite``): Python's
+a test are calls here (``not_``, ``and_``, ``or_``; ``vkml.builder.ast_rewrite``): Python's
 meaning for Python values, a device condition once an operand is one. The generated code
 calls these through ``vkml.builder.recorder``, which re-exports them.
 """

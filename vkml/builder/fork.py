@@ -9,7 +9,7 @@ Seed 003's ``g.parallel()``, in a builder function::
             b = (x @ w2).tanh()
     y = a + b                        # after the join: reads both
 
-The rewrite (``vkml.builder.rewrite``) turns each ``with ... .branch() [as b]:`` block into
+The rewrite (``vkml.builder.ast_rewrite``) turns each ``with ... .branch() [as b]:`` block into
 a call of ``run_branch`` on a function of the names the block assigns, as it does for an
 ``if``. A branch's new values pass through a fusion fence (the ``fence`` op), so the
 branches are dispatches of their own, and IREE's scheduler, seeing no edge between them,

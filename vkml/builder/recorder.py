@@ -1,4 +1,4 @@
-"""What a rewritten builder function calls (``vkml.builder.rewrite``): the runtime side of
+"""What a rewritten builder function calls (``vkml.builder.ast_rewrite``): the runtime side of
 ``if``, loops and ``match``.
 
 A condition that is a Python value is decided here, once, and only the chosen path runs.

@@ -1,4 +1,4 @@
-"""A builder function's source, rewritten once (``vkml.builder.rewrite``) and compiled back
+"""A builder function's source, rewritten once (``vkml.builder.ast_rewrite``) and compiled back
 into a function that shares the original's globals and closure cells.
 
 The rewritten code keeps the original file name and line numbers, so a traceback through it
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vkml.builder import recorder
-from vkml.builder.rewrite import BuilderSyntaxError, rewrite
+from vkml.builder.ast_rewrite import BuilderSyntaxError, rewrite
 from vkml.builder.syntax import RECORDER, function_node
 
 

@@ -1,5 +1,5 @@
 """What the builder's rewrite reads and writes: small queries and constructors of Python's
-``ast``, shared by the constructs of ``vkml.builder.rewrite``."""
+``ast``, shared by the constructs of ``vkml.builder.ast_rewrite``."""
 
 from __future__ import annotations
 

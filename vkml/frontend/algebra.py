@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 from vkml.dtypes import DType
-from vkml.frontend import indexing, ops, views
+from vkml.frontend import elementwise, indexing, views
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import full_node
 from vkml.graph.node import Node
@@ -27,7 +27,7 @@ class TensorAlgebra(Generic[T]):
         return self.cls(node)
 
     def where(self, cond: T, a: T | float, b: T | float) -> T:
-        return self.cls(ops.where(cond, a, b))
+        return self.cls(elementwise.where(cond, a, b))
 
     def concatenate(self, parts: Sequence[T], axis: int) -> T:
         return self.cls(views.concatenate(parts, axis))
@@ -36,7 +36,7 @@ class TensorAlgebra(Generic[T]):
         return self.cls(full_node(shape, value, dtype, device))
 
     def unary(self, op: str, x: T) -> T:
-        return self.cls(ops.unary(op, x))
+        return self.cls(elementwise.unary(op, x))
 
     def take_along_axis(self, x: T, indices: T, axis: int) -> T:
         return self.cls(indexing.take_along_axis(x, indices, axis))

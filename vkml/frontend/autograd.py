@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from vkml.devices.realize import realize_nodes
 from vkml.errors import DTypeError, GradientError, ShapeError
-from vkml.frontend import ops
+from vkml.frontend import elementwise
 from vkml.frontend.algebra import TensorAlgebra
 from vkml.frontend.base import TensorBase
 from vkml.frontend.grad_mode import (
@@ -88,7 +88,7 @@ def _seed(root: TensorBase, grad: Any) -> Handle:
             )
         return _filled(root, root._node, 1)
     node = (
-        ops.tensor_node("backward", grad)
+        elementwise.tensor_node("backward", grad)
         if isinstance(grad, TensorBase)
         else (data_node(grad, root.dtype, root.device))
     )
@@ -96,8 +96,8 @@ def _seed(root: TensorBase, grad: Any) -> Handle:
         raise ShapeError(
             f"backward(grad=...): grad has shape {node.shape}, the output {root.shape}"
         )
-    ops.check_same_device("backward", [root._node, node])
-    return type(root)(ops.astype(node, root.dtype))
+    elementwise.check_same_device("backward", [root._node, node])
+    return type(root)(elementwise.astype(node, root.dtype))
 
 
 def backward(root: TensorBase, grad: Any = None) -> None:

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
-from vkml.frontend import indexing, ops, reductions, sorting, views
+from vkml.frontend import elementwise, indexing, reductions, sorting, views
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -25,10 +25,10 @@ def _public(record: Callable[P, Node]) -> Callable[P, Tensor]:
     return function
 
 
-where = _public(ops.where)
-astype = _public(ops.astype)
-bitcast = _public(ops.bitcast)
-clip = _public(ops.clip)
+where = _public(elementwise.where)
+astype = _public(elementwise.astype)
+bitcast = _public(elementwise.bitcast)
+clip = _public(elementwise.clip)
 sum = _public(reductions.sum)
 prod = _public(reductions.prod)
 cumsum = _public(reductions.cumsum)
@@ -59,108 +59,108 @@ stack = _public(views.stack)
 
 def add(a: Any, b: Any) -> Tensor:
     """Elementwise ``a + b``."""
-    return wrap(ops.binary("add", a, b))
+    return wrap(elementwise.binary("add", a, b))
 
 
 def subtract(a: Any, b: Any) -> Tensor:
     """Elementwise ``a - b``."""
-    return wrap(ops.binary("sub", a, b))
+    return wrap(elementwise.binary("sub", a, b))
 
 
 def multiply(a: Any, b: Any) -> Tensor:
     """Elementwise ``a * b``."""
-    return wrap(ops.binary("mul", a, b))
+    return wrap(elementwise.binary("mul", a, b))
 
 
 def divide(a: Any, b: Any) -> Tensor:
     """Elementwise ``a / b`` (true division: integers give float32)."""
-    return wrap(ops.binary("div", a, b))
+    return wrap(elementwise.binary("div", a, b))
 
 
 def floor_divide(a: Any, b: Any) -> Tensor:
     """Elementwise ``a // b``: the quotient rounded toward minus infinity (NumPy's values; an
     integer divided by zero gives 0)."""
-    return wrap(ops.binary("floor_divide", a, b))
+    return wrap(elementwise.binary("floor_divide", a, b))
 
 
 def remainder(a: Any, b: Any) -> Tensor:
     """Elementwise ``a % b``, with the sign of ``b`` (NumPy's and Python's; an integer modulo
     zero gives 0)."""
-    return wrap(ops.binary("remainder", a, b))
+    return wrap(elementwise.binary("remainder", a, b))
 
 
 def power(a: Any, b: Any) -> Tensor:
     """Elementwise ``a ** b``."""
-    return wrap(ops.binary("pow", a, b))
+    return wrap(elementwise.binary("pow", a, b))
 
 
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum; NaN in either operand gives NaN (PyTorch semantics)."""
-    return wrap(ops.binary("maximum", a, b))
+    return wrap(elementwise.binary("maximum", a, b))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum; NaN in either operand gives NaN (PyTorch semantics)."""
-    return wrap(ops.binary("minimum", a, b))
+    return wrap(elementwise.binary("minimum", a, b))
 
 
 def atan2(a: Any, b: Any) -> Tensor:
     """Elementwise angle of the point (b, a) in radians, in [-pi, pi] (floats; integers
     are converted to float32)."""
-    return wrap(ops.binary("atan2", a, b))
+    return wrap(elementwise.binary("atan2", a, b))
 
 
 def equal(a: Any, b: Any) -> Tensor:
     """Elementwise ``a == b`` (bool)."""
-    return wrap(ops.compare("eq", a, b))
+    return wrap(elementwise.compare("eq", a, b))
 
 
 def not_equal(a: Any, b: Any) -> Tensor:
     """Elementwise ``a != b`` (bool; true where either is NaN)."""
-    return wrap(ops.compare("ne", a, b))
+    return wrap(elementwise.compare("ne", a, b))
 
 
 def less(a: Any, b: Any) -> Tensor:
     """Elementwise ``a < b`` (bool)."""
-    return wrap(ops.compare("lt", a, b))
+    return wrap(elementwise.compare("lt", a, b))
 
 
 def less_equal(a: Any, b: Any) -> Tensor:
     """Elementwise ``a <= b`` (bool)."""
-    return wrap(ops.compare("le", a, b))
+    return wrap(elementwise.compare("le", a, b))
 
 
 def greater(a: Any, b: Any) -> Tensor:
     """Elementwise ``a > b`` (bool)."""
-    return wrap(ops.compare("gt", a, b))
+    return wrap(elementwise.compare("gt", a, b))
 
 
 def greater_equal(a: Any, b: Any) -> Tensor:
     """Elementwise ``a >= b`` (bool)."""
-    return wrap(ops.compare("ge", a, b))
+    return wrap(elementwise.compare("ge", a, b))
 
 
 def bitwise_and(a: Any, b: Any) -> Tensor:
     """Elementwise ``a & b`` (integers only)."""
-    return wrap(ops.bitwise("bitwise_and", a, b))
+    return wrap(elementwise.bitwise("bitwise_and", a, b))
 
 
 def bitwise_or(a: Any, b: Any) -> Tensor:
     """Elementwise ``a | b`` (integers only)."""
-    return wrap(ops.bitwise("bitwise_or", a, b))
+    return wrap(elementwise.bitwise("bitwise_or", a, b))
 
 
 def bitwise_xor(a: Any, b: Any) -> Tensor:
     """Elementwise ``a ^ b`` (integers only)."""
-    return wrap(ops.bitwise("bitwise_xor", a, b))
+    return wrap(elementwise.bitwise("bitwise_xor", a, b))
 
 
 def left_shift(a: Any, b: Any) -> Tensor:
     """Elementwise ``a << b`` (integers only); an amount outside [0, bits) gives 0."""
-    return wrap(ops.bitwise("left_shift", a, b))
+    return wrap(elementwise.bitwise("left_shift", a, b))
 
 
 def right_shift(a: Any, b: Any) -> Tensor:
     """Elementwise ``a >> b`` (integers only): logical on uint32, arithmetic on signed
     integers; an amount outside [0, bits) gives 0, or -1 for a negative signed ``a``."""
-    return wrap(ops.bitwise("right_shift", a, b))
+    return wrap(elementwise.bitwise("right_shift", a, b))

@@ -1,6 +1,6 @@
 """Reductions, the scan, softmax and matmul: validate axes and shapes, record the node.
 
-Like ``vkml.frontend.ops`` (whose operand checks they use), each function raises an error
+Like ``vkml.frontend.elementwise`` (whose operand checks they use), each function raises an error
 naming the op and the values, or records the op's node (a composite such as ``softmax``
 records its parts) and returns it.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from vkml.dtypes import DType, default_float, int64, promote_types
 from vkml.errors import DeviceError, DTypeError, ShapeError
-from vkml.frontend.ops import (
+from vkml.frontend.elementwise import (
     Operand,
     astype,
     binary,

@@ -14,7 +14,7 @@ import numpy as np
 from vkml.devices.realize import prints_recorded, realize_nodes
 from vkml.dtypes import DTYPE_NAMES, DType, bool_
 from vkml.errors import DeviceError, DTypeError, ShapeError
-from vkml.frontend import autograd, grad_mode, indexing, ops, reductions, views
+from vkml.frontend import autograd, elementwise, grad_mode, indexing, reductions, views
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
@@ -284,22 +284,22 @@ class Tensor(Operators, UnaryMethods):
     # (the unary elementwise ones, exp() to sign(), come from UnaryMethods, generated from
     # the op definitions)
     def _unary(self, op: str) -> Tensor:
-        return Tensor(ops.unary(op, self))
+        return Tensor(elementwise.unary(op, self))
 
     def _of(self, node: Node) -> Tensor:
         return Tensor(node)
 
     def astype(self, dtype: Any) -> Tensor:
-        return wrap(ops.astype(self, dtype), self)
+        return wrap(elementwise.astype(self, dtype), self)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
-        return wrap(ops.clip(self, min, max), self)
+        return wrap(elementwise.clip(self, min, max), self)
 
     def maximum(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("maximum", self, other))
+        return Tensor(elementwise.binary("maximum", self, other))
 
     def minimum(self, other: Any) -> Tensor:
-        return Tensor(ops.binary("minimum", self, other))
+        return Tensor(elementwise.binary("minimum", self, other))
 
     def matmul(self, other: Tensor) -> Tensor:
         return wrap(reductions.matmul(self, other), self)

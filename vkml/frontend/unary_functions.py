@@ -6,7 +6,7 @@ not edit; change the op's definition and run ``python scripts/generate_ops.py --
 
 from __future__ import annotations
 
-from vkml.frontend.ops import unary
+from vkml.frontend.elementwise import unary
 from vkml.frontend.tensor import Tensor, wrap
 
 __all__ = [

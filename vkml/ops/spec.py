@@ -1,6 +1,6 @@
 """What an op is: ``OpDef``, one per primitive op, declaring everything about it in one place.
 
-An op's definition names its kind (which shape and dtype rule ``vkml.frontend.ops`` applies),
+An op's definition names its kind (which shape and dtype rule ``vkml.frontend.elementwise`` applies),
 which inputs it takes, its MLIR emitter (``vkml.dialect.emitters``), its NumPy implementation
 for the reference device (``vkml.ops.reference``), its gradient rule, the devices and dtypes
 that refuse it, and its cross-device numerical contract: bit-exact against the reference
@@ -68,7 +68,7 @@ class Algebra(Protocol):
 
 Rule = Callable[[Node, Handle, Algebra], Grads]
 
-# Each kind names the shape and dtype rule ``vkml.frontend.ops`` applies to the op's operands.
+# Each kind names the shape and dtype rule ``vkml.frontend.elementwise`` applies to the op's operands.
 KINDS = {
     "unary": "one operand; its shape; its dtype (float32 for an integer where inputs is 'float')",
     "binary": "two operands broadcast together; the promoted dtype",

@@ -10,7 +10,7 @@ import pytest
 from support.numerics import assert_bit_exact
 
 import vkml
-from vkml.builder.rewrite import BuilderSyntaxError
+from vkml.builder.ast_rewrite import BuilderSyntaxError
 
 DEVICES = ["cpu", "vulkan:0", "reference"]
 

@@ -11,8 +11,8 @@ import pytest
 
 import vkml
 import vkml.runtime.vulkan
+from vkml.builder.ast_rewrite import BuilderSyntaxError
 from vkml.builder.recorder import BuilderError
-from vkml.builder.rewrite import BuilderSyntaxError
 
 DEVICES = [vkml.reference, vkml.cpu]
 if vkml.runtime.vulkan.vulkan_device_reports():
