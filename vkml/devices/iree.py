@@ -44,6 +44,9 @@ class IreeDevice(Device):
     # Seconds a wait for a queued call polls before it blocks (``Pending.wait``): worth it
     # where a call ends sooner than a blocked thread wakes up, and the host has cores to spare.
     spin = 0.0
+    # Whether the driver's threads that spin while the device is idle get the lowest priority
+    # (a Vulkan implementation on the CPU: ``vkml.runtime.threads``).
+    demotes_spinning_threads = False
 
     def __init__(self, name: str, target: Target, capacity: int = 256) -> None:
         super().__init__(name)
@@ -62,7 +65,7 @@ class IreeDevice(Device):
 
     @property
     def session(self):  # type: ignore[no-untyped-def]
-        return session(self.target.driver)
+        return session(self.target.driver, self.demotes_spinning_threads)
 
     def upload(self, array: np.ndarray, dtype: DType) -> Any:
         return upload(self.session, np.asarray(array, dtype=dtype.numpy), dtype, device=self.name)

@@ -57,6 +57,9 @@ class VulkanDevice(IreeDevice):
         # caching (64 MiB took 3 s on an H200): read results back through a staging copy. An
         # integrated GPU or a CPU implementation maps plain host memory: read it in place.
         self.staged_readback = report.device_type == "discrete"
+        # lavapipe waits on its semaphores by polling: two threads spin from the moment the
+        # device is made (vkml.runtime.threads)
+        self.demotes_spinning_threads = report.device_type == "cpu"
         if report.device_type == "discrete":  # a sync ~1-3 ms, a kernel ~6 us (H200)
             self.turns_per_sync = 64
             # a tiny call's wait: ~50 µs polled, ~70 µs blocked (H100, ADR 0015); a CPU

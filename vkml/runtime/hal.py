@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import iree.runtime as rt
 
+from vkml.runtime import threads
 from vkml.runtime.queue import SemaphorePool
 
 _LOCK = threading.Lock()
@@ -29,8 +30,12 @@ class HalSession:
         return self.device.allocator
 
 
-def session(driver: str) -> HalSession:
-    """The shared session of an IREE HAL driver such as ``local-task`` or ``vulkan``."""
+def session(driver: str, demote_spinning_threads: bool = False) -> HalSession:
+    """The shared session of an IREE HAL driver such as ``local-task`` or ``vulkan``.
+
+    With ``demote_spinning_threads`` (a Vulkan implementation on the CPU), the threads the
+    driver starts that spin while the device is idle get the lowest priority when the session
+    is made (``vkml.runtime.threads``)."""
     found = _SESSIONS.get(driver)
     if found is not None:
         return found
@@ -38,7 +43,10 @@ def session(driver: str) -> HalSession:
         found = _SESSIONS.get(driver)
         if found is None:
             instance = rt.VmInstance()
+            existing = threads.thread_ids()
             device = rt.get_device(driver)
+            if demote_spinning_threads:
+                threads.demote_spinning(threads.thread_ids() - existing)
             hal_module = rt.create_hal_module(instance, device)
             found = HalSession(driver, instance, device, hal_module, SemaphorePool(device))
             _SESSIONS[driver] = found
