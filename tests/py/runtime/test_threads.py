@@ -48,7 +48,9 @@ def test_no_thread_spins_at_normal_priority_after_a_realize_on_lavapipe() -> Non
 
     if vkml.device("vulkan:0").report.device_type != "cpu":
         pytest.skip("vulkan:0 is a GPU: its driver's waits block")
-    # a fresh process: this one may hold a session made before the threads were watched
+    # a fresh process: this one may hold a session made before the threads were watched. The
+    # machine may be busy (another test worker): a spinning thread at normal priority still
+    # gets a fair share of it, more than the 10% that counts as spinning
     script = """
 import os, threading
 import numpy as np
@@ -57,13 +59,14 @@ from vkml.runtime import threads
 x = vkml.tensor(np.ones(4, np.float32), device="vulkan:0")
 (x * 2 + 1).numpy()
 others = threads.thread_ids() - {threading.get_native_id()}
-spinning = threads.spinning(others, seconds=0.2)
-print(len(spinning), sorted(os.getpriority(os.PRIO_PROCESS, t) for t in spinning))
+lowest = {t for t in others if os.getpriority(os.PRIO_PROCESS, t) == threads.LOWEST_PRIORITY}
+print(len(lowest), len(threads.spinning(others - lowest, seconds=0.3)))
 """
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr
-    count, priorities = done.stdout.strip().splitlines()[-1].split(" ", 1)
-    assert int(count) >= 1, "lavapipe's waits no longer spin: vkml.runtime.threads can go"
-    assert set(eval(priorities)) == {threads.LOWEST_PRIORITY}, done.stdout
+    # (Mesa runs its shader-cache thread at the lowest priority itself: only the second count
+    # says anything)
+    _, spinning = map(int, done.stdout.strip().splitlines()[-1].split())
+    assert spinning == 0, f"{spinning} threads spin at normal priority"
