@@ -43,7 +43,7 @@ def session(driver: str, demote_spinning_threads: bool = False) -> HalSession:
         found = _SESSIONS.get(driver)
         if found is None:
             instance = rt.VmInstance()
-            existing = threads.thread_ids()
+            existing = threads.thread_ids() if demote_spinning_threads else set()
             device = rt.get_device(driver)
             if demote_spinning_threads:
                 threads.demote_spinning(threads.thread_ids() - existing)
