@@ -12,6 +12,7 @@ import time
 import pytest
 from support.devices import needs_vulkan
 
+import vkml
 from vkml.runtime import threads
 
 linux_only = pytest.mark.skipif(not threads.thread_ids(), reason="needs /proc/self/task")
@@ -44,8 +45,6 @@ def test_a_busy_thread_is_found_spinning_and_a_waiting_one_is_not() -> None:
 @linux_only
 @needs_vulkan
 def test_no_thread_spins_at_normal_priority_after_a_realize_on_lavapipe() -> None:
-    import vkml
-
     if vkml.device("vulkan:0").report.device_type != "cpu":
         pytest.skip("vulkan:0 is a GPU: its driver's waits block")
     # a fresh process: this one may hold a session made before the threads were watched. The
