@@ -22,6 +22,8 @@ from vkml.runtime.hal import HalSession
 
 T = TypeVar("T")
 
+WAKE_SECONDS = 0.05  # how often the waiting main thread looks for an interrupt
+
 
 class StopFlag:
     """One call's stop flag: the buffer view it passes, and ``stop()`` to set it."""
@@ -38,7 +40,12 @@ def stoppable(call: Callable[[], T], flag: StopFlag) -> T:
     """``call()``, which Ctrl-C ends through ``flag``: on the main thread the call runs on a
     worker thread and an interrupt of the wait sets the flag, waits for the call to end and
     raises ``KeyboardInterrupt``. Elsewhere (a signal only reaches the main thread) the call
-    runs as it is."""
+    runs as it is.
+
+    The wait wakes every ``WAKE_SECONDS``: a process-directed SIGINT may land on any thread
+    (the worker, one of IREE's), and Python raises it on the main thread only when that thread
+    next runs bytecode. An interrupt while the worker starts stops it too: a daemon thread
+    still inside IREE when Python exits aborts the process."""
     if threading.current_thread() is not threading.main_thread():
         return call()
     outcome: dict[str, Any] = {}
@@ -50,14 +57,30 @@ def stoppable(call: Callable[[], T], flag: StopFlag) -> T:
             outcome["error"] = exc
 
     worker = threading.Thread(target=work, name="vkml-call", daemon=True)
-    worker.start()
     try:
-        worker.join()
+        worker.start()
+        _wait_for(worker)
     except KeyboardInterrupt:
         flag.stop()
-        worker.join()  # every loop ends at its next turn
+        _wait_out(worker)
         raise
     if "error" in outcome:
         raise outcome["error"]
     result: T = outcome["value"]
     return result
+
+
+def _wait_for(worker: threading.Thread) -> None:
+    while worker.is_alive():
+        worker.join(WAKE_SECONDS)
+
+
+def _wait_out(worker: threading.Thread) -> None:
+    """Wait for a stopped call to end (within a turn); further interrupts meanwhile are
+    dropped, since leaving the call running is what would make the process abort at exit."""
+    while True:
+        try:
+            _wait_for(worker)
+            return
+        except KeyboardInterrupt:
+            continue
