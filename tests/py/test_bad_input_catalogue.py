@@ -42,6 +42,8 @@ from vkml.errors import (
     VkmlError,
 )
 from vkml.frontend import eager
+from vkml.ops import rules
+from vkml.ops.registry import OPS
 from vkml.runtime.vulkan import vulkan_device_reports
 
 VKML_DIR = os.path.dirname(vkml.__file__)
@@ -268,16 +270,22 @@ def fn_checks(name: str, fn: Callable[..., Any]) -> list[Bad]:
     ]  # fmt: skip
 
 
-BINARY = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
-          "not_equal", "less", "less_equal", "greater", "greater_equal", "bitwise_and",
-          "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "matmul", "atan2",
-          "floor_divide", "remainder")  # fmt: skip
+# the functions generated from the op table, by the shape of their call (a new op of one of
+# these rules is walked without a line here)
+SPELLED = [d for d in OPS.values() if d.spelling]
+UNARY = sorted(d.spelling.function for d in SPELLED if d.spelling and d.rule is rules.unary)
+BINARY = sorted(
+    d.spelling.function for d in SPELLED if d.spelling and d.rule.operands == "promoted"
+)
+REDUCTIONS = sorted(
+    d.spelling.function for d in SPELLED if d.spelling and d.rule.name == "reduction"
+)
 ALWAYS_TRUE = lambda: vkml.ones(()) > 0.0
 CASES: dict[str, Callable[[], list[Bad]]] = {
-    **{n: (lambda n=n: unary(n)) for n in vkml._unary_functions.__all__},
-    **{n: (lambda n=n: binary(n)) for n in BINARY},
+    **{n: (lambda n=n: unary(n)) for n in UNARY},
+    **{n: (lambda n=n: binary(n)) for n in [*BINARY, "matmul"]},
     **{n: (lambda n=n: reduction(n)) for n in
-       ("sum", "prod", "cumsum", "mean", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
+       [*REDUCTIONS, "cumsum", "mean", "softmax", "log_softmax", "squeeze"]},
     **{n: (lambda n=n: shaped(n)) for n in ("reshape", "broadcast_to", "expand")},
     **{n: (lambda n=n: axes_fn(n)) for n in ("permute", "transpose")},
     **{n: (lambda n=n: creation(n)) for n in ("zeros", "ones")},
@@ -473,7 +481,7 @@ TENSOR_METHODS: dict[str, Callable[[], list[Bad]]] = {
     "requires_grad_": one("int.requires_grad_()", lambda: vkml.tensor([1]).requires_grad_(), DTypeError, "int64"),
 }  # fmt: skip
 # every other public attribute of Tensor takes no argument: a property or a no-argument op
-NO_ARGUMENT_METHODS = set(vkml._unary_functions.__all__) | {
+NO_ARGUMENT_METHODS = {m for d in SPELLED if d.spelling and d.rule is rules.unary for m in d.spelling.methods} | {
     "T", "mT", "detach", "device", "dtype", "is_leaf", "is_realized", "ndim", "node", "numpy",
     "realize", "requires_grad", "shape", "size", "tolist"}  # fmt: skip
 

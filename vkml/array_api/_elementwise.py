@@ -13,52 +13,52 @@ from typing import Any
 
 from vkml.dtypes import bool_, float64
 from vkml.errors import DTypeError
-from vkml.frontend import creation, functions, operators, unary_functions as unary
+from vkml.frontend import creation, functions, op_functions, operators
 from vkml.frontend.tensor import Tensor
 
-abs = unary.abs
-acos = unary.acos
-acosh = unary.acosh
-asin = unary.asin
-asinh = unary.asinh
-atan = unary.atan
-atanh = unary.atanh
-ceil = unary.ceil
-cos = unary.cos
-cosh = unary.cosh
-exp = unary.exp
-expm1 = unary.expm1
-floor = unary.floor
-log = unary.log
-log1p = unary.log1p
-negative = unary.negative
-round = unary.round
-sign = unary.sign
-sin = unary.sin
-sinh = unary.sinh
-sqrt = unary.sqrt
-tan = unary.tan
-tanh = unary.tanh
-trunc = unary.trunc
+abs = op_functions.abs
+acos = op_functions.acos
+acosh = op_functions.acosh
+asin = op_functions.asin
+asinh = op_functions.asinh
+atan = op_functions.atan
+atanh = op_functions.atanh
+ceil = op_functions.ceil
+cos = op_functions.cos
+cosh = op_functions.cosh
+exp = op_functions.exp
+expm1 = op_functions.expm1
+floor = op_functions.floor
+log = op_functions.log
+log1p = op_functions.log1p
+negative = op_functions.negative
+round = op_functions.round
+sign = op_functions.sign
+sin = op_functions.sin
+sinh = op_functions.sinh
+sqrt = op_functions.sqrt
+tan = op_functions.tan
+tanh = op_functions.tanh
+trunc = op_functions.trunc
 
-add = functions.add
-atan2 = functions.atan2
-subtract = functions.subtract
-multiply = functions.multiply
-divide = functions.divide
-pow = functions.power
-floor_divide = functions.floor_divide
-remainder = functions.remainder
-maximum = functions.maximum
-minimum = functions.minimum
-equal = functions.equal
-not_equal = functions.not_equal
-less = functions.less
-less_equal = functions.less_equal
-greater = functions.greater
-greater_equal = functions.greater_equal
-bitwise_left_shift = functions.left_shift
-bitwise_right_shift = functions.right_shift
+add = op_functions.add
+atan2 = op_functions.atan2
+subtract = op_functions.subtract
+multiply = op_functions.multiply
+divide = op_functions.divide
+pow = op_functions.power
+floor_divide = op_functions.floor_divide
+remainder = op_functions.remainder
+maximum = op_functions.maximum
+minimum = op_functions.minimum
+equal = op_functions.equal
+not_equal = op_functions.not_equal
+less = op_functions.less
+less_equal = op_functions.less_equal
+greater = op_functions.greater
+greater_equal = op_functions.greater_equal
+bitwise_left_shift = op_functions.left_shift
+bitwise_right_shift = op_functions.right_shift
 
 
 def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:

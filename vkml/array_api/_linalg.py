@@ -8,7 +8,7 @@ from typing import Any
 
 from vkml.array_api._manipulation import ordered_axes
 from vkml.errors import ShapeError
-from vkml.frontend import functions
+from vkml.frontend import functions, op_functions
 from vkml.frontend.tensor import Tensor
 
 matmul = functions.matmul
@@ -25,7 +25,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     product = x1 * x2
     # vkml's sum widens integers to 64 bits; the standard keeps the operands' dtype (modulo
     # 2**bits, as accumulating in it would)
-    return functions.sum(product, axis).astype(product.dtype)
+    return op_functions.sum(product, axis).astype(product.dtype)
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: Any = 2) -> Tensor:

@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from vkml.errors import AxisError, ShapeError
-from vkml.frontend import creation, elementwise, functions
+from vkml.frontend import creation, functions
 from vkml.frontend.tensor import Tensor
+from vkml.ops import shapes
 
 
 def ordered_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     """``axis`` (an int or a sequence) as non-negative axes of ``shape``, in its order."""
-    elementwise.normalize_axes(op, axis, shape)  # checks range and repeats
+    shapes.normalize_axes(op, axis, shape)  # checks range and repeats
     raw = axis if isinstance(axis, (tuple, list, range)) else (axis,)
     return tuple(int(a) % len(shape) for a in raw) if shape else ()
 
@@ -45,7 +46,7 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
 
 
 def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor:
-    axes = elementwise.normalize_axes("squeeze", axis, x.shape)
+    axes = shapes.normalize_axes("squeeze", axis, x.shape)
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} of shape {x.shape} is not of size 1")
@@ -72,7 +73,7 @@ def moveaxis(x: Tensor, source: Any, destination: Any, /) -> Tensor:
 
 
 def flip(x: Tensor, /, *, axis: Any = None) -> Tensor:
-    axes = elementwise.normalize_axes("flip", axis, x.shape)
+    axes = shapes.normalize_axes("flip", axis, x.shape)
     return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
 
 
@@ -86,7 +87,7 @@ def roll(x: Tensor, /, shift: Any, *, axis: Any = None) -> Tensor:
         raise ValueError(f"roll: shift {shift} and axis {axis} differ in length")
     out = x
     for s, a in zip(shifts, axes):
-        a = elementwise.normalize_axes("roll", a, x.shape)[0]
+        a = shapes.normalize_axes("roll", a, x.shape)[0]
         n = x.shape[a]
         if n == 0 or s % n == 0:
             continue
@@ -111,7 +112,7 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
     result by its values, so it is realized, and ``x`` is gathered lazily."""
     if axis is None:
         return repeat(x.reshape(-1), repeats, axis=0)
-    a = elementwise.normalize_axes("repeat", axis, x.shape)[0]
+    a = shapes.normalize_axes("repeat", axis, x.shape)[0]
     if isinstance(repeats, Tensor):
         return _repeat_by(x, repeats.numpy(), a)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
@@ -138,7 +139,7 @@ def _repeat_by(x: Tensor, counts: np.ndarray, axis: int) -> Tensor:
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
-    a = elementwise.normalize_axes("unstack", axis, x.shape)[0]
+    a = shapes.normalize_axes("unstack", axis, x.shape)[0]
     return tuple(
         x[tuple(i if d == a else slice(None) for d in range(x.ndim))] for i in range(x.shape[a])
     )

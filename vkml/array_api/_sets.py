@@ -15,7 +15,7 @@ import numpy as np
 
 from vkml.dtypes import default_int
 from vkml.errors import ShapeError
-from vkml.frontend import creation, functions
+from vkml.frontend import creation, functions, op_functions
 from vkml.frontend.tensor import Tensor
 
 
@@ -86,4 +86,4 @@ def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter: Any =
         x1 = functions.take(x1, sorter, axis=0)
     column = x1.reshape(x1.shape[0], *([1] * x2.ndim))
     before = column < x2 if side == "left" else column <= x2
-    return functions.sum(before.astype(default_int), 0)
+    return op_functions.sum(before.astype(default_int), 0)

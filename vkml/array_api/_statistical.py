@@ -15,12 +15,13 @@ import numpy as np
 
 from vkml.dtypes import bool_, default_int, to_dtype
 from vkml.errors import AxisError, DTypeError
-from vkml.frontend import creation, elementwise, functions
+from vkml.frontend import creation, functions, op_functions
 from vkml.frontend.tensor import Tensor
+from vkml.ops import shapes
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[int, ...]:
-    return elementwise.normalize_axes("reduction", axis, x.shape)
+    return shapes.normalize_axes("reduction", axis, x.shape)
 
 
 def _reduced(x: Tensor, axis: Any, keepdims: bool, value: Any, dtype: Any) -> Tensor:
@@ -42,7 +43,7 @@ def sum(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = F
     """The sum over ``axis`` (all axes by default); integers sum in int64 unless ``dtype``
     names another (vkml sums in 64 bits and keeps the low ones)."""
     values = _accumulator(x, dtype)
-    out = functions.sum(values, axis, keepdims)
+    out = op_functions.sum(values, axis, keepdims)
     return out if out.dtype is values.dtype else out.astype(values.dtype)
 
 
@@ -50,7 +51,7 @@ def prod(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = 
     """The product over ``axis`` (all axes by default), in vkml's fixed pairwise order;
     integers multiply in int64 (wrapping) unless ``dtype`` names another."""
     values = _accumulator(x, dtype)
-    out = functions.prod(values, axis, keepdims)
+    out = op_functions.prod(values, axis, keepdims)
     return out if out.dtype is values.dtype else out.astype(values.dtype)
 
 
@@ -74,7 +75,7 @@ def cumulative_sum(
             )
         axis = 0
     values = _accumulator(x, dtype)
-    (a,) = elementwise.normalize_axes("cumulative_sum", axis, x.shape)
+    (a,) = shapes.normalize_axes("cumulative_sum", axis, x.shape)
     out = functions.cumsum(values, a)
     out = out if out.dtype is values.dtype else out.astype(values.dtype)
     if include_initial:
@@ -90,11 +91,11 @@ def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 def max(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return functions.amax(x, axis, keepdims)
+    return op_functions.amax(x, axis, keepdims)
 
 
 def min(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return functions.amin(x, axis, keepdims)
+    return op_functions.amin(x, axis, keepdims)
 
 
 def var(
@@ -106,7 +107,7 @@ def var(
     axes = _axes(x, axis)
     n = math.prod(x.shape[i] for i in axes)
     centred = x - functions.mean(x, axes, keepdims=True)
-    return functions.sum(centred * centred, axes, keepdims) / builtins.max(n - correction, 0)
+    return op_functions.sum(centred * centred, axes, keepdims) / builtins.max(n - correction, 0)
 
 
 def std(
@@ -120,22 +121,22 @@ def all(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero); true for none."""
     if 0 in x.shape:
         return _reduced(x, axis, keepdims, True, bool_)
-    return functions.amin(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+    return op_functions.amin(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
 
 
 def any(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether some element over ``axis`` is true (non-zero); false for none."""
     if 0 in x.shape:
         return _reduced(x, axis, keepdims, False, bool_)
-    return functions.amax(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+    return op_functions.amax(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
 
 
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
-    return functions.argmax(x, axis, keepdims)
+    return op_functions.argmax(x, axis, keepdims)
 
 
 def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
-    return functions.argmin(x, axis, keepdims)
+    return op_functions.argmin(x, axis, keepdims)
 
 
 def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
@@ -143,7 +144,7 @@ def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
 
 
 def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return functions.sum((x != 0).astype(default_int), axis, keepdims)
+    return op_functions.sum((x != 0).astype(default_int), axis, keepdims)
 
 
 def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vkml.dtypes import bool_, uint32
 from vkml.errors import BuilderError
-from vkml.frontend import functions
+from vkml.frontend import functions, op_functions
 from vkml.frontend.tensor import Tensor
 
 
@@ -65,7 +65,7 @@ def not_(test: Any, line: int) -> Any:
     """``not test``: Python's for a Python value, a device condition for a device one."""
     if not is_device(test):
         return not test
-    return functions.equal(condition(test, line), False)
+    return op_functions.equal(condition(test, line), False)
 
 
 def and_(line: int, first: Any, *rest: Callable[[], Any]) -> Any:
@@ -109,7 +109,7 @@ def running(stop: Any, skip: Any) -> Any:
     """Neither a ``break`` nor a ``continue`` has happened this turn."""
     if not is_device(stop) and not is_device(skip):
         return not stop and not skip
-    return functions.equal(_or(stop, skip), False)
+    return op_functions.equal(_or(stop, skip), False)
 
 
 def _or(a: Any, b: Any) -> Any:
@@ -124,4 +124,4 @@ def _or(a: Any, b: Any) -> Any:
 
 
 def _flag(x: Tensor) -> Tensor:
-    return x if x.dtype is bool_ else functions.not_equal(x, 0)
+    return x if x.dtype is bool_ else op_functions.not_equal(x, 0)

@@ -31,7 +31,7 @@ from vkml.builder.conditions import (
 from vkml.builder.fork import FORKS, Fork, run_branch
 from vkml.dtypes import bool_, int32
 from vkml.errors import BuilderError, ShapeError
-from vkml.frontend import functions
+from vkml.frontend import functions, op_functions
 from vkml.frontend.control import while_loop
 from vkml.frontend.creation import full as constant
 from vkml.frontend.tensor import Tensor
@@ -358,7 +358,7 @@ class _Loop:
         if is_device(stop):  # a device break may have happened: this turn counts only if not
             k = self.targets
             kept = merge(
-                functions.equal(stop, False), new[k:], self.values[k:], self.names[k:], self.line
+                op_functions.equal(stop, False), new[k:], self.values[k:], self.names[k:], self.line
             )
             new = (*new[:k], *kept)
         self.values = new

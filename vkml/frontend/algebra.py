@@ -12,6 +12,7 @@ from vkml.dtypes import DType
 from vkml.frontend import elementwise, indexing, views
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import full_node
+from vkml.frontend.record import record
 from vkml.graph.node import Node
 
 T = TypeVar("T", bound=TensorBase)
@@ -36,7 +37,7 @@ class TensorAlgebra(Generic[T]):
         return self.cls(full_node(shape, value, dtype, device))
 
     def unary(self, op: str, x: T) -> T:
-        return self.cls(elementwise.unary(op, x))
+        return self.cls(record(op, x))
 
     def take_along_axis(self, x: T, indices: T, axis: int) -> T:
         return self.cls(indexing.take_along_axis(x, indices, axis))

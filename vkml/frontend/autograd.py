@@ -29,6 +29,7 @@ from vkml.frontend.grad_mode import (
     walk,
 )
 from vkml.frontend.host import data_node, full_node
+from vkml.frontend.record import check_same_device, tensor_node
 from vkml.graph.node import Node
 from vkml.ops.registry import OPS
 from vkml.ops.spec import Handle
@@ -88,7 +89,7 @@ def _seed(root: TensorBase, grad: Any) -> Handle:
             )
         return _filled(root, root._node, 1)
     node = (
-        elementwise.tensor_node("backward", grad)
+        tensor_node("backward", grad)
         if isinstance(grad, TensorBase)
         else (data_node(grad, root.dtype, root.device))
     )
@@ -96,7 +97,7 @@ def _seed(root: TensorBase, grad: Any) -> Handle:
         raise ShapeError(
             f"backward(grad=...): grad has shape {node.shape}, the output {root.shape}"
         )
-    elementwise.check_same_device("backward", [root._node, node])
+    check_same_device("backward", [root._node, node])
     return type(root)(elementwise.astype(node, root.dtype))
 
 

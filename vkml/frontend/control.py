@@ -10,6 +10,7 @@ from vkml.dtypes import bool_, int32, uint32
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import elementwise, regions, views
 from vkml.frontend.base import TensorBase
+from vkml.frontend.record import check_same_device, record, tensor_node
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -43,10 +44,10 @@ def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:
         TraceError: an arm observes a value (``numpy()``, ``item()``): arms only record.
     """
     condition = _condition("cond", pred)
-    nodes = [elementwise.tensor_node("cond", x) for x in operands]
-    device = elementwise.check_same_device("cond", [condition, *nodes])
+    nodes = [tensor_node("cond", x) for x in operands]
+    device = check_same_device("cond", [condition, *nodes])
     arms = [
-        regions.record("cond", name, fn, nodes, device)
+        regions.trace_region("cond", name, fn, nodes, device)
         for name, fn in (("on_true", on_true), ("on_false", on_false))
     ]
     for arm, name in zip(arms, ("on_true", "on_false")):
@@ -98,14 +99,14 @@ def while_loop(
         raise TypeError(
             f"'while_loop': keep_going must be callable, got {type(keep_going).__name__}"
         )
-    nodes = [elementwise.tensor_node("while_loop", x) for x in init]
-    device = elementwise.check_same_device("while_loop", nodes)
+    nodes = [tensor_node("while_loop", x) for x in init]
+    device = check_same_device("while_loop", nodes)
 
     def condition(*values: Tensor) -> Tensor:
         return Tensor(_condition("while_loop", keep_going(*values)))
 
-    test = regions.record("while_loop", "keep_going", condition, nodes, device)
-    step = regions.record("while_loop", "body", body, nodes, device)
+    test = regions.trace_region("while_loop", "keep_going", condition, nodes, device)
+    step = regions.trace_region("while_loop", "body", body, nodes, device)
     _check_carried(step.results, nodes)
     lifted = regions.lifted(test, step)
     owned = (
@@ -150,21 +151,17 @@ def turn_limit(op: str, max_turns: Any) -> int:
 
 def _bounded(keep_going: Arm, body: Arm, init: tuple[Any, ...], limit: int) -> tuple[Tensor, ...]:
     """``while_loop`` that also ends after ``limit`` turns: a turn count carried last."""
-    device = elementwise.check_same_device(
-        "while_loop", [elementwise.tensor_node("while_loop", x) for x in init]
-    )
+    device = check_same_device("while_loop", [tensor_node("while_loop", x) for x in init])
     count = Tensor(Node("full", int32, (), (), (("value", 0),), device))
 
     def test(*values: Tensor) -> Tensor:
         holds = _condition("while_loop", keep_going(*values[:-1]))
-        return Tensor(
-            elementwise.where(holds, Tensor(elementwise.compare("lt", values[-1], limit)), False)
-        )
+        return Tensor(elementwise.where(holds, Tensor(record("lt", values[-1], limit)), False))
 
     def step(*values: Tensor) -> tuple[Tensor, ...]:
         new = body(*values[:-1])
         new = new if isinstance(new, tuple) else (new,)
-        return (*new, Tensor(elementwise.binary("add", values[-1], 1)))
+        return (*new, Tensor(record("add", values[-1], 1)))
 
     return while_loop(test, step, *init, count)[:-1]
 
@@ -190,4 +187,4 @@ def _condition(op: str, pred: Any) -> Node:
         )
     if node.shape:
         node = views.reshape(node, ())
-    return elementwise.compare("ne", node, 0) if node.dtype is uint32 else node
+    return record("ne", node, 0) if node.dtype is uint32 else node

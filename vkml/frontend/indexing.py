@@ -15,13 +15,14 @@ from vkml.dtypes import int64
 from vkml.errors import DTypeError, IndexingError, ShapeError
 from vkml.frontend import elementwise, views
 from vkml.frontend.base import TensorBase
-from vkml.frontend.elementwise import Operand
 from vkml.frontend.host import data_node
+from vkml.frontend.record import Operand, check_same_device, record, tensor_node
 from vkml.graph.node import Node
+from vkml.ops import shapes
 
 
 def _indices(op: str, indices: Operand) -> Node:
-    node = elementwise.tensor_node(op, indices)
+    node = tensor_node(op, indices)
     if op == "getitem" and node.dtype.kind == "bool":
         raise IndexingError(
             f"a boolean mask of shape {node.shape} selects a data-dependent number of "
@@ -36,22 +37,22 @@ def _indices(op: str, indices: Operand) -> Node:
 
 
 def _axis(op: str, axis: int, ndim: int) -> int:
-    (a,) = elementwise.normalize_axes(op, axis, (0,) * ndim)
+    (a,) = shapes.normalize_axes(op, axis, (0,) * ndim)
     return a
 
 
 def take_along_axis(x: Operand, indices: Operand, axis: int = -1) -> Node:
     """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``; ``indices``
     has ``x``'s rank, and its other axes broadcast against ``x``'s."""
-    node, idx = elementwise.tensor_node("take_along_axis", x), _indices("take_along_axis", indices)
-    elementwise.check_same_device("take_along_axis", [node, idx])
+    node, idx = tensor_node("take_along_axis", x), _indices("take_along_axis", indices)
+    check_same_device("take_along_axis", [node, idx])
     if len(idx.shape) != len(node.shape) or not node.shape:
         raise ShapeError(
             f"'take_along_axis': indices of shape {idx.shape} need the rank of x "
             f"{node.shape} (at least 1); reshape them, or use vkml.take for one list"
         )
     a = _axis("take_along_axis", axis, len(node.shape))
-    rest = elementwise.broadcast_shapes(
+    rest = shapes.broadcast_shapes(
         "take_along_axis",
         node.shape[:a] + (1,) + node.shape[a + 1 :],
         idx.shape[:a] + (1,) + idx.shape[a + 1 :],
@@ -70,7 +71,7 @@ def take_along_axis(x: Operand, indices: Operand, axis: int = -1) -> Node:
 def take(x: Operand, indices: Operand, axis: int | None = None) -> Node:
     """The elements of ``x`` at the 1-d ``indices`` along ``axis`` (``x`` flattened where
     None): NumPy's and the Array API's ``take``."""
-    node, idx = elementwise.tensor_node("take", x), _indices("take", indices)
+    node, idx = tensor_node("take", x), _indices("take", indices)
     if len(idx.shape) != 1:
         raise ShapeError(f"'take' takes 1-d indices, got shape {idx.shape}; use take_along_axis")
     if axis is None:
@@ -89,7 +90,7 @@ def place_at(g: Operand, pos: Operand, axis: int, size: int) -> Node:
     """The transpose of ``index_at``: zeros ``size`` long on ``axis`` (``g``'s shape
     elsewhere, where ``g`` has length 1), holding ``g`` at position ``pos`` (a 0-d integer
     tensor, in range)."""
-    node, at = elementwise.tensor_node("place_at", g), elementwise.tensor_node("place_at", pos)
+    node, at = tensor_node("place_at", g), tensor_node("place_at", pos)
     shape = node.shape[:axis] + (size,) + node.shape[axis + 1 :]
     return Node("place_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
 
@@ -98,10 +99,10 @@ def scatter_add(g: Operand, indices: Operand, axis: int, size: int) -> Node:
     """The transpose of ``take_along_axis``: a tensor of ``g``'s shape with ``size`` along
     ``axis``, holding at each position the sum of the elements of ``g`` whose index names it
     (in vkml's pairwise order)."""
-    node, idx = elementwise.tensor_node("scatter_add", g), _indices("scatter_add", indices)
+    node, idx = tensor_node("scatter_add", g), _indices("scatter_add", indices)
     if idx.shape != node.shape:
         raise ShapeError(f"'scatter_add': indices {idx.shape} and values {node.shape} differ")
-    elementwise.check_same_device("scatter_add", [node, idx])
+    check_same_device("scatter_add", [node, idx])
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ShapeError(f"'scatter_add': size must be a non-negative int, got {size!r}")
     a = _axis("scatter_add", axis, len(node.shape))
@@ -121,7 +122,7 @@ def array_getitem(x: Operand, index: Any) -> Node:
     ``i.shape + x.shape[1:]`` (NumPy's); a tuple of one int or integer tensor per axis (the
     Array API's) broadcasts them together and gathers one element per coordinate. Negative
     indices wrap once and the rest clamp per axis, as ``take``'s."""
-    node = elementwise.tensor_node("getitem", x)
+    node = tensor_node("getitem", x)
     items = index if isinstance(index, tuple) else (index,)
     if len(items) == 1:
         idx = _indices("getitem", items[0])
@@ -142,13 +143,11 @@ def array_getitem(x: Operand, index: Any) -> Node:
         if isinstance(it, (TensorBase, Node)):
             u = elementwise.astype(_indices("getitem", it), int64)
             u = elementwise.clip(
-                elementwise.where(
-                    elementwise.compare("lt", u, 0), elementwise.binary("add", u, n), u
-                ),
+                elementwise.where(record("lt", u, 0), record("add", u, n), u),
                 0,
                 n - 1,
             )
-            terms.append(elementwise.binary("mul", u, stride) if stride != 1 else u)
+            terms.append(record("mul", u, stride) if stride != 1 else u)
         elif -n <= int(it) < n:
             offset += (int(it) % n) * stride
         else:
@@ -156,8 +155,8 @@ def array_getitem(x: Operand, index: Any) -> Node:
         stride *= n
     linear = terms[0]
     for term in terms[1:]:
-        linear = elementwise.binary("add", linear, term)
-    linear = elementwise.binary("add", linear, offset) if offset else linear
+        linear = record("add", linear, term)
+    linear = record("add", linear, offset) if offset else linear
     flat = take(views.reshape(node, math.prod(node.shape)), views.reshape(linear, -1), 0)
     return views.reshape(flat, *linear.shape)
 
@@ -166,7 +165,7 @@ def mask_getitem(x: Operand, mask: np.ndarray) -> Node:
     """``x[mask]`` for a boolean ``mask``, already realized (how many elements it selects
     shapes the result), of ``x``'s leading shape: the rows of those axes where it is true, in
     row-major order, gathered lazily."""
-    node = elementwise.tensor_node("getitem", x)
+    node = tensor_node("getitem", x)
     lead = node.shape[: mask.ndim]
     if mask.ndim > len(node.shape) or mask.shape != lead:
         raise IndexingError(

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any, Self
 
 from vkml.dtypes import bool_, integer_range
+from vkml.errors import DTypeError
 from vkml.frontend import elementwise
 from vkml.frontend.base import TensorBase
+from vkml.frontend.record import record, tensor_node
 from vkml.graph.node import Node
 
 
@@ -27,25 +29,28 @@ def logical(op: str, a: Any, b: Any) -> Node:
         return elementwise.where(a, b, False)
     if op == "bitwise_or":
         return elementwise.where(a, True, b)
-    return elementwise.compare("ne", a, b)
+    return record("ne", a, b)
 
 
 def bitwise(op: str, a: Any, b: Any) -> Node:
     """``a op b`` for a bitwise op: logical when both operands are bool."""
     if op in ("bitwise_and", "bitwise_or", "bitwise_xor") and _is_bool(a) and _is_bool(b):
         return logical(op, a, b)
-    return elementwise.bitwise(op, a, b)
+    return record(op, a, b)
 
 
 def invert(x: Any) -> Node:
     """``~x``: every bit flipped (an integer), or the negation of a bool."""
-    node = elementwise.tensor_node("bitwise_invert", x)
+    node = tensor_node("bitwise_invert", x)
     if node.dtype is bool_:
-        return elementwise.compare("eq", node, False)
+        return record("eq", node, False)
     if not node.dtype.is_integer:
-        return elementwise.bitwise("bitwise_invert", node, 0)  # refuses a float, naming the op
+        raise DTypeError(
+            f"'bitwise_invert' needs integer operands, got {node.dtype}; use "
+            f"vkml.bitcast(x, vkml.uint32) to reach the bits of a float32"
+        )
     ones = -1 if node.dtype.kind == "int" else integer_range(node.dtype)[1]
-    return elementwise.bitwise("bitwise_xor", node, ones)
+    return record("bitwise_xor", node, ones)
 
 
 class Operators(TensorBase):
@@ -58,78 +63,78 @@ class Operators(TensorBase):
         raise NotImplementedError
 
     def __add__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("add", self, other))
+        return self._of(record("add", self, other))
 
     def __radd__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("add", other, self))
+        return self._of(record("add", other, self))
 
     def __sub__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("sub", self, other))
+        return self._of(record("sub", self, other))
 
     def __rsub__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("sub", other, self))
+        return self._of(record("sub", other, self))
 
     def __mul__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("mul", self, other))
+        return self._of(record("mul", self, other))
 
     def __rmul__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("mul", other, self))
+        return self._of(record("mul", other, self))
 
     def __truediv__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("div", self, other))
+        return self._of(record("div", self, other))
 
     def __rtruediv__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("div", other, self))
+        return self._of(record("div", other, self))
 
     def __floordiv__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("floor_divide", self, other))
+        return self._of(record("floor_divide", self, other))
 
     def __rfloordiv__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("floor_divide", other, self))
+        return self._of(record("floor_divide", other, self))
 
     def __mod__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("remainder", self, other))
+        return self._of(record("remainder", self, other))
 
     def __rmod__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("remainder", other, self))
+        return self._of(record("remainder", other, self))
 
     def __pow__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("pow", self, other))
+        return self._of(record("pow", self, other))
 
     def __rpow__(self, other: Any) -> Self:
-        return self._of(elementwise.binary("pow", other, self))
+        return self._of(record("pow", other, self))
 
     def __neg__(self) -> Self:
-        return self._of(elementwise.unary("neg", self))
+        return self._of(record("neg", self))
 
     def __pos__(self) -> Self:
         return self
 
     def __abs__(self) -> Self:
-        return self._of(elementwise.unary("abs", self))
+        return self._of(record("abs", self))
 
     # ``x == None`` is Python's identity test, False (as PyTorch's), not a tensor of None
     def __eq__(self, other: object) -> Self:  # type: ignore[override]
         if other is None:
             return NotImplemented
-        return self._of(elementwise.compare("eq", self, other))
+        return self._of(record("eq", self, other))
 
     def __ne__(self, other: object) -> Self:  # type: ignore[override]
         if other is None:
             return NotImplemented
-        return self._of(elementwise.compare("ne", self, other))
+        return self._of(record("ne", self, other))
 
     def __lt__(self, other: Any) -> Self:
-        return self._of(elementwise.compare("lt", self, other))
+        return self._of(record("lt", self, other))
 
     def __le__(self, other: Any) -> Self:
-        return self._of(elementwise.compare("le", self, other))
+        return self._of(record("le", self, other))
 
     def __gt__(self, other: Any) -> Self:
-        return self._of(elementwise.compare("gt", self, other))
+        return self._of(record("gt", self, other))
 
     def __ge__(self, other: Any) -> Self:
-        return self._of(elementwise.compare("ge", self, other))
+        return self._of(record("ge", self, other))
 
     def __and__(self, other: Any) -> Self:
         return self._of(bitwise("bitwise_and", self, other))
@@ -150,16 +155,16 @@ class Operators(TensorBase):
         return self._of(bitwise("bitwise_xor", other, self))
 
     def __lshift__(self, other: Any) -> Self:
-        return self._of(elementwise.bitwise("left_shift", self, other))
+        return self._of(record("left_shift", self, other))
 
     def __rlshift__(self, other: Any) -> Self:
-        return self._of(elementwise.bitwise("left_shift", other, self))
+        return self._of(record("left_shift", other, self))
 
     def __rshift__(self, other: Any) -> Self:
-        return self._of(elementwise.bitwise("right_shift", self, other))
+        return self._of(record("right_shift", self, other))
 
     def __rrshift__(self, other: Any) -> Self:
-        return self._of(elementwise.bitwise("right_shift", other, self))
+        return self._of(record("right_shift", other, self))
 
     def __invert__(self) -> Self:
         return self._of(invert(self))

@@ -26,7 +26,7 @@ import numpy as np
 
 from vkml.dtypes import DType, float16, float32, float64, int32, int64, to_dtype, uint32
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend import functions as fn
+from vkml.frontend import functions as fn, op_functions
 from vkml.frontend.creation import arange, full, tensor
 from vkml.frontend.host import number_arg, shape_arg
 from vkml.frontend.tensor import Tensor
@@ -44,23 +44,23 @@ MAX_PERMUTATION = 8192
 
 # -- the block function ----------------------------------------------------------------------
 def _xor(a: Any, b: Any) -> Tensor:
-    return fn.bitwise_xor(a, b)
+    return op_functions.bitwise_xor(a, b)
 
 
 def _or(a: Any, b: Any) -> Tensor:
-    return fn.bitwise_or(a, b)
+    return op_functions.bitwise_or(a, b)
 
 
 def _and(a: Any, b: Any) -> Tensor:
-    return fn.bitwise_and(a, b)
+    return op_functions.bitwise_and(a, b)
 
 
 def _shl(a: Any, b: Any) -> Tensor:
-    return fn.left_shift(a, b)
+    return op_functions.left_shift(a, b)
 
 
 def _shr(a: Any, b: Any) -> Tensor:
-    return fn.right_shift(a, b)
+    return op_functions.right_shift(a, b)
 
 
 def _rotl(x: Tensor, r: int) -> Tensor:
@@ -343,7 +343,7 @@ def permutation(key: Key, n: int) -> Tensor:
         return index
     sort_key = fn.astype(bits(key, (n,)), int64) * n + index
     smaller = fn.reshape(sort_key, (1, n)) < fn.reshape(sort_key, (n, 1))
-    return fn.sum(smaller, axis=1)
+    return op_functions.sum(smaller, axis=1)
 
 
 __all__ = ["Key", "bits", "key", "normal", "permutation", "randint", "split", "uniform"]

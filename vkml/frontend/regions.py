@@ -59,7 +59,7 @@ class Recorded:
         return list(found)
 
 
-def record(
+def trace_region(
     op: str, what: str, fn: Callable[..., Any], operands: Sequence[Node], device: Any
 ) -> Recorded:
     """``fn`` called on stand-ins for ``operands``; ``what`` names it in errors (``on_true``,

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from vkml.dtypes import int64
 from vkml.errors import DTypeError
-from vkml.frontend import elementwise, indexing, views
-from vkml.frontend.elementwise import Operand
+from vkml.frontend import indexing, views
+from vkml.frontend.record import Operand, tensor_node
 from vkml.graph.node import Node
+from vkml.ops import shapes
 
 
 def _flag(op: str, name: str, value: object) -> bool:
@@ -19,13 +20,13 @@ def _flag(op: str, name: str, value: object) -> bool:
 
 def _axis(op: str, axis: object, shape: tuple[int, ...]) -> int:
     one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
-    (a,) = elementwise.normalize_axes(op, one, shape or (1,))  # a 0-d tensor sorts as one element
+    (a,) = shapes.normalize_axes(op, one, shape or (1,))  # a 0-d tensor sorts as one element
     return a
 
 
 def argsort(x: Operand, axis: int = -1, descending: bool = False) -> Node:
     """The int64 positions along ``axis`` that sort ``x`` (stably; see the module)."""
-    node = elementwise.tensor_node("argsort", x)
+    node = tensor_node("argsort", x)
     descending = _flag("argsort", "descending", descending)
     a = _axis("argsort", axis, node.shape)
     if not node.shape:  # one element: position 0
@@ -37,7 +38,7 @@ def argsort(x: Operand, axis: int = -1, descending: bool = False) -> Node:
 def sort(x: Operand, axis: int = -1, descending: bool = False) -> Node:
     """``x`` sorted along ``axis`` (stably; see the module): ``take_along_axis`` at
     ``argsort``'s positions, so its gradient is the gather's."""
-    node = elementwise.tensor_node("sort", x)
+    node = tensor_node("sort", x)
     descending = _flag("sort", "descending", descending)
     a = _axis("sort", axis, node.shape)
     if not node.shape:

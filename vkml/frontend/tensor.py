@@ -19,8 +19,9 @@ from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
 from vkml.frontend.namespace import array_namespace
+from vkml.frontend.numpy_calls import numpy_operand
+from vkml.frontend.op_methods import OpMethods
 from vkml.frontend.operators import Operators
-from vkml.frontend.unary_methods import UnaryMethods
 from vkml.graph.node import Node, is_placeholder
 
 
@@ -34,18 +35,7 @@ def wrap(node: Node, *operands: Any) -> Tensor:
     return Tensor(node)
 
 
-def _numpy_call(op: str, x: Tensor, dtype: Any, out: Any) -> Tensor:
-    """``x`` for a reduction NumPy called (``np.sum(t, dtype=...)``): in ``dtype`` if given;
-    ``out`` is refused, as a vkml tensor never changes."""
-    if out is not None:
-        raise TypeError(
-            f"'{op}': out= is not supported (a vkml tensor never changes); use the tensor "
-            f"it returns"
-        )
-    return x if dtype is None else x.astype(dtype)
-
-
-class Tensor(Operators, UnaryMethods):
+class Tensor(Operators, OpMethods):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
@@ -281,11 +271,8 @@ class Tensor(Operators, UnaryMethods):
         return wrap(views.getitem(self, index), self)
 
     # -- methods NumPy and PyTorch users expect ---------------------------------------------
-    # (the unary elementwise ones, exp() to sign(), come from UnaryMethods, generated from
-    # the op definitions)
-    def _unary(self, op: str) -> Tensor:
-        return Tensor(elementwise.unary(op, self))
-
+    # (those of the ops with a public spelling, exp() to sum() and argmax(), come from
+    # OpMethods, generated from the op definitions)
     def _of(self, node: Node) -> Tensor:
         return Tensor(node)
 
@@ -295,58 +282,18 @@ class Tensor(Operators, UnaryMethods):
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return wrap(elementwise.clip(self, min, max), self)
 
-    def maximum(self, other: Any) -> Tensor:
-        return Tensor(elementwise.binary("maximum", self, other))
-
-    def minimum(self, other: Any) -> Tensor:
-        return Tensor(elementwise.binary("minimum", self, other))
-
     def matmul(self, other: Tensor) -> Tensor:
         return wrap(reductions.matmul(self, other), self)
 
-    # ``dtype`` and ``out`` are there for NumPy, whose np.sum(t) calls t.sum(axis=..,
-    # dtype=.., out=..): a result is a new tensor, so ``out`` must be None
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
-            out: None = None) -> Tensor:  # fmt: skip
-        x = _numpy_call("sum", self, dtype, out)
-        return wrap(reductions.sum(x, axis, keepdims), self)
-
-    def prod(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
-             out: None = None) -> Tensor:  # fmt: skip
-        x = _numpy_call("prod", self, dtype, out)
-        return wrap(reductions.prod(x, axis, keepdims), self)
-
+    # ``dtype`` and ``out`` are there for NumPy, whose np.cumsum(t) calls
+    # t.cumsum(axis=.., dtype=.., out=..): a result is a new tensor, so ``out`` must be None
     def cumsum(self, axis: int | None = None, *, dtype: Any = None, out: None = None) -> Tensor:
-        return wrap(reductions.cumsum(_numpy_call("cumsum", self, dtype, out), axis), self)
+        return wrap(reductions.cumsum(numpy_operand("cumsum", self, dtype, out), axis), self)
 
     def mean(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None,
              out: None = None) -> Tensor:  # fmt: skip
-        x = _numpy_call("mean", self, dtype, out)
+        x = numpy_operand("mean", self, dtype, out)
         return wrap(reductions.mean(x, axis, keepdims), self)
-
-    def amax(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
-        return wrap(reductions.amax(_numpy_call("amax", self, None, out), axis, keepdims), self)
-
-    def amin(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
-        return wrap(reductions.amin(_numpy_call("amin", self, None, out), axis, keepdims), self)
-
-    def max(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
-        return wrap(reductions.amax(_numpy_call("max", self, None, out), axis, keepdims), self)
-
-    def min(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
-        return wrap(reductions.amin(_numpy_call("min", self, None, out), axis, keepdims), self)
-
-    def argmax(
-        self, axis: int | None = None, keepdims: bool = False, *, out: None = None
-    ) -> Tensor:
-        x = _numpy_call("argmax", self, None, out)
-        return wrap(reductions.argmax(x, axis, keepdims), self)
-
-    def argmin(
-        self, axis: int | None = None, keepdims: bool = False, *, out: None = None
-    ) -> Tensor:
-        x = _numpy_call("argmin", self, None, out)
-        return wrap(reductions.argmin(x, axis, keepdims), self)
 
     def softmax(self, axis: int = -1) -> Tensor:
         return wrap(reductions.softmax(self, axis), self)

@@ -14,11 +14,11 @@ from typing import Any
 
 from vkml.dtypes import int32, int64, promote_types
 from vkml.errors import AxisError, DTypeError, IndexingError, ShapeError
-from vkml.frontend import elementwise
 from vkml.frontend.base import TensorBase
-from vkml.frontend.elementwise import Operand
 from vkml.frontend.host import scalar_node
+from vkml.frontend.record import Operand, check_same_device, tensor_node
 from vkml.graph.node import Node
+from vkml.ops import shapes
 
 
 def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
@@ -34,7 +34,7 @@ def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
 
 def reshape(x: Operand, *shape: Any) -> Node:
     """The same elements in row-major order with a new shape (one entry may be -1)."""
-    node = elementwise.tensor_node("reshape", x)
+    node = tensor_node("reshape", x)
     new = _shape_arg("reshape", shape)
     size = math.prod(node.shape)
     if new.count(-1) > 1 or any(s < -1 for s in new):
@@ -61,7 +61,7 @@ def reshape(x: Operand, *shape: Any) -> Node:
 
 def permute(x: Operand, *dims: Any) -> Node:
     """Reorder the axes: output axis i is input axis ``dims[i]``."""
-    node = elementwise.tensor_node("permute", x)
+    node = tensor_node("permute", x)
     perm = _shape_arg("permute", dims)
     ndim = len(node.shape)
     in_range = all(-ndim <= p < ndim for p in perm)
@@ -81,7 +81,7 @@ def transpose(x: Operand, *axes: Any) -> Node:
     """Reverse the axes (no arguments, as NumPy's ``.T``), swap two axes (``transpose(0, 1)``,
     as PyTorch), or apply a permutation given as one tuple (``transpose((1, 0, 2))``, as NumPy).
     """
-    node = elementwise.tensor_node("transpose", x)
+    node = tensor_node("transpose", x)
     ndim = len(node.shape)
     if not axes or (len(axes) == 1 and axes[0] is None):
         return permute(x, *reversed(range(ndim)))
@@ -91,8 +91,8 @@ def transpose(x: Operand, *axes: Any) -> Node:
         raise AxisError(
             f"'transpose' takes two axes to swap or one permutation tuple, got {axes!r}"
         )
-    first = elementwise.normalize_axes("transpose", axes[0], node.shape)[0]
-    second = elementwise.normalize_axes("transpose", axes[1], node.shape)[0]
+    first = shapes.normalize_axes("transpose", axes[0], node.shape)[0]
+    second = shapes.normalize_axes("transpose", axes[1], node.shape)[0]
     perm = list(range(ndim))
     perm[first], perm[second] = perm[second], perm[first]
     return permute(x, *perm)
@@ -100,7 +100,7 @@ def transpose(x: Operand, *axes: Any) -> Node:
 
 def broadcast_to(x: Operand, *shape: Any) -> Node:
     """``x`` repeated along new leading axes and axes of length 1 (NumPy rules)."""
-    node = elementwise.tensor_node("broadcast_to", x)
+    node = tensor_node("broadcast_to", x)
     new = _shape_arg("broadcast_to", shape)
     offset = len(new) - len(node.shape)
     if (
@@ -116,7 +116,7 @@ def broadcast_to(x: Operand, *shape: Any) -> Node:
 
 def expand(x: Operand, *sizes: Any) -> Node:
     """PyTorch's ``expand``: like ``broadcast_to``, where -1 keeps that axis' size."""
-    node = elementwise.tensor_node("expand", x)
+    node = tensor_node("expand", x)
     new = _shape_arg("expand", sizes)
     offset = len(new) - len(node.shape)
     resolved = tuple(
@@ -127,11 +127,11 @@ def expand(x: Operand, *sizes: Any) -> Node:
 
 def squeeze(x: Operand, axis: Any = None) -> Node:
     """Remove axes of length 1 (all of them, or the named ones, which must have length 1)."""
-    node = elementwise.tensor_node("squeeze", x)
+    node = tensor_node("squeeze", x)
     if axis is None:
         axes = tuple(i for i, s in enumerate(node.shape) if s == 1)
     else:
-        axes = elementwise.normalize_axes("squeeze", axis, node.shape)
+        axes = shapes.normalize_axes("squeeze", axis, node.shape)
         for a in axes:
             if node.shape[a] != 1:
                 raise ShapeError(
@@ -142,7 +142,7 @@ def squeeze(x: Operand, axis: Any = None) -> Node:
 
 def unsqueeze(x: Operand, axis: int) -> Node:
     """Insert an axis of length 1 at position ``axis`` (of the result)."""
-    node = elementwise.tensor_node("unsqueeze", x)
+    node = tensor_node("unsqueeze", x)
     ndim = len(node.shape) + 1
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise AxisError(f"'unsqueeze': axis {axis!r:.40} is not an integer")
@@ -164,7 +164,7 @@ def _slice_indices(it: slice, n: int, dim: int) -> tuple[int, int, int]:
 
 def getitem(x: Operand, index: Any) -> Node:
     """Basic indexing: integers, slices (any step), ``...`` and ``None``."""
-    node = elementwise.tensor_node("getitem", x)
+    node = tensor_node("getitem", x)
     items = index if isinstance(index, tuple) else (index,)
     for it in items:
         if isinstance(it, (TensorBase, Node, list)) or (
@@ -250,7 +250,7 @@ def _at_position(node: Node, axis: int, i: int) -> Node:
 def index_at(x: Operand, pos: Operand, axis: int) -> Node:
     """Position ``pos`` (a 0-d integer tensor, in range) of ``axis`` of ``x``, kept as an axis
     of length 1 (``index_at``; its transpose is ``vkml.frontend.indexing.place_at``)."""
-    node, at = elementwise.tensor_node("index_at", x), elementwise.tensor_node("index_at", pos)
+    node, at = tensor_node("index_at", x), tensor_node("index_at", pos)
     shape = node.shape[:axis] + (1,) + node.shape[axis + 1 :]
     return Node("index_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
 
@@ -269,14 +269,14 @@ def _check_sequence(op: str, tensors: Any) -> None:
 def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
     """Join tensors along an existing axis; dtypes promote, other axes must match."""
     _check_sequence("concatenate", tensors)
-    nodes = [elementwise.tensor_node("concatenate", t) for t in tensors]
+    nodes = [tensor_node("concatenate", t) for t in tensors]
     if not nodes:
         raise ShapeError("'concatenate' needs at least one tensor")
-    device = elementwise.check_same_device("concatenate", nodes)
+    device = check_same_device("concatenate", nodes)
     first = nodes[0].shape
     if not first:
         raise ShapeError("'concatenate' cannot join 0-d tensors; use stack")
-    (ax,) = elementwise.normalize_axes("concatenate", axis, first)
+    (ax,) = shapes.normalize_axes("concatenate", axis, first)
     dtype = nodes[0].dtype
     for n in nodes[1:]:
         if len(n.shape) != len(first) or any(
@@ -297,7 +297,7 @@ def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:
     _check_sequence("stack", tensors)
     if not tensors:
         raise ShapeError("'stack' needs at least one tensor")
-    shapes = {elementwise.tensor_node("stack", t).shape for t in tensors}
+    shapes = {tensor_node("stack", t).shape for t in tensors}
     if len(shapes) != 1:
         raise ShapeError(f"'stack' needs tensors of one shape, got {sorted(shapes)}")
     return concatenate([unsqueeze(t, axis) for t in tensors], axis=axis)

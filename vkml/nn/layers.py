@@ -18,11 +18,11 @@ from vkml.dtypes import DType, float32, to_dtype
 from vkml.errors import DTypeError, ShapeError
 from vkml.frontend import random as _random
 from vkml.frontend.creation import full
-from vkml.frontend.elementwise import tensor_node
 from vkml.frontend.functions import take, where
 from vkml.frontend.host import number_arg, shape_arg
+from vkml.frontend.op_functions import gelu, relu
+from vkml.frontend.record import tensor_node
 from vkml.frontend.tensor import Tensor
-from vkml.frontend.unary_functions import gelu, relu
 from vkml.nn.module import Module, defer_update, materialize
 
 

@@ -6,8 +6,8 @@ import math
 
 from vkml.dtypes import integer_range
 from vkml.errors import DTypeError, ShapeError
-from vkml.frontend.elementwise import tensor_node
 from vkml.frontend.functions import log_softmax, take_along_axis, where
+from vkml.frontend.record import tensor_node
 from vkml.frontend.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")

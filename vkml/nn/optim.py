@@ -23,8 +23,8 @@ from vkml.dtypes import float32
 from vkml.errors import DTypeError, GradientError
 from vkml.frontend.autograd import value_and_grad
 from vkml.frontend.creation import realize, tensor
-from vkml.frontend.elementwise import check_same_device
 from vkml.frontend.host import number_arg
+from vkml.frontend.record import check_same_device
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
 from vkml.nn.module import materialize, rebind, take_deferred

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref
+from vkml.ops import reference_axes as ref, rules
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 
@@ -19,6 +19,6 @@ def grad_matmul(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 CONTRACTION: dict[str, OpDef] = table(
-    OpDef("matmul", "contraction", emit.emit_matmul, ref.matmul, False, bound="relative (ADR 0005)", inputs="number",
+    OpDef("matmul", rules.contraction, emit.emit_matmul, ref.matmul, False, bound="relative (ADR 0005)", inputs="number",
           gradient=grad_matmul),
 )  # fmt: skip

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference as ref
+from vkml.ops import reference as ref, rules
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 
@@ -34,8 +34,8 @@ def grad_fence(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 CONTROL: dict[str, OpDef] = table(
-    OpDef("cond", "control", emit.emit_cond, ref.cond, True),
-    OpDef("while", "control", emit.emit_while, ref.while_loop, True),
-    OpDef("result", "control", emit.emit_result, ref.result, True),
-    OpDef("fence", "fence", emit.emit_fence, ref.identity, True, gradient=grad_fence),
+    OpDef("cond", rules.control, emit.emit_cond, ref.cond, True),
+    OpDef("while", rules.control, emit.emit_while, ref.while_loop, True),
+    OpDef("result", rules.control, emit.emit_result, ref.result, True),
+    OpDef("fence", rules.fence, emit.emit_fence, ref.identity, True, gradient=grad_fence),
 )

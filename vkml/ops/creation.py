@@ -8,11 +8,11 @@ body of a device loop), which is what its emitter writes."""
 from __future__ import annotations
 
 from vkml.dialect import emitters as emit
-from vkml.ops import reference as ref
+from vkml.ops import reference as ref, rules
 from vkml.ops.spec import OpDef, table
 
 CREATION: dict[str, OpDef] = table(
-    OpDef("full", "creation", emit.emit_full, ref.full, True),
-    OpDef("arange", "creation", emit.emit_arange, ref.arange, True),
-    OpDef("scalar", "creation", emit.emit_full, ref.full, True),
+    OpDef("full", rules.creation, emit.emit_full, ref.full, True),
+    OpDef("arange", rules.creation, emit.emit_arange, ref.arange, True),
+    OpDef("scalar", rules.creation, emit.emit_full, ref.full, True),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from vkml.dialect import gather as emit
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref
+from vkml.ops import reference_axes as ref, rules
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 
@@ -33,10 +33,10 @@ def grad_place_at(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 INDEXING: dict[str, OpDef] = table(
-    OpDef("take_along_axis", "gather", emit.emit_take_along_axis, ref.take_along_axis, True,
+    OpDef("take_along_axis", rules.gather, emit.emit_take_along_axis, ref.take_along_axis, True,
           gradient=grad_take_along_axis),
-    OpDef("scatter_add", "gather", emit.emit_scatter_add, ref.scatter_add, True,
+    OpDef("scatter_add", rules.gather, emit.emit_scatter_add, ref.scatter_add, True,
           inputs="number", gradient=grad_scatter_add),
-    OpDef("index_at", "gather", emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
-    OpDef("place_at", "gather", emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
+    OpDef("index_at", rules.gather, emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
+    OpDef("place_at", rules.gather, emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
 )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference as ref
+from vkml.ops import reference as ref, rules
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 
@@ -79,9 +79,9 @@ def grad_concatenate(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 MOVEMENT: dict[str, OpDef] = table(
-    OpDef("reshape", "view", emit.emit_reshape, ref.reshape, True, gradient=grad_reshape),
-    OpDef("permute", "view", emit.emit_permute, ref.permute, True, gradient=grad_permute),
-    OpDef("broadcast_to", "view", emit.emit_broadcast_to, ref.broadcast_to, True, gradient=grad_broadcast_to),
-    OpDef("slice", "view", emit.emit_slice, ref.strided_slice, True, gradient=grad_slice),
-    OpDef("concatenate", "structural", emit.emit_concatenate, ref.concatenate, True, gradient=grad_concatenate),
+    OpDef("reshape", rules.view, emit.emit_reshape, ref.reshape, True, gradient=grad_reshape),
+    OpDef("permute", rules.view, emit.emit_permute, ref.permute, True, gradient=grad_permute),
+    OpDef("broadcast_to", rules.view, emit.emit_broadcast_to, ref.broadcast_to, True, gradient=grad_broadcast_to),
+    OpDef("slice", rules.view, emit.emit_slice, ref.strided_slice, True, gradient=grad_slice),
+    OpDef("concatenate", rules.structural, emit.emit_concatenate, ref.concatenate, True, gradient=grad_concatenate),
 )  # fmt: skip

@@ -12,8 +12,8 @@ import numpy as np
 
 from vkml.dialect import reduce_emitters as emit
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref
-from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
+from vkml.ops import reference_axes as ref, rules
+from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table
 
 
 def _keepdims(t: Handle, node: Node) -> Handle:
@@ -52,10 +52,20 @@ def grad_extreme(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 REDUCE: dict[str, OpDef] = table(
-    OpDef("sum", "reduction", emit.emit_sum, ref.reduce_sum, True, gradient=grad_sum),
-    OpDef("prod", "reduction", emit.emit_prod, ref.reduce_prod, True, gradient=grad_prod),
-    OpDef("amax", "reduction", emit.minmax(True), ref.minmax(True), True, gradient=grad_extreme),
-    OpDef("amin", "reduction", emit.minmax(False), ref.minmax(False), True, gradient=grad_extreme),
-    OpDef("argmax", "reduction", emit.argextreme(True), ref.argextreme(np.argmax), True),
-    OpDef("argmin", "reduction", emit.argextreme(False), ref.argextreme(np.argmin), True),
-)
+    OpDef("sum", rules.accumulation, emit.emit_sum, ref.reduce_sum, True, gradient=grad_sum,
+          spelling=Spelling("sum", "Sum over ``axis`` in vkml's fixed pairwise order; bool and integers sum to int64.",
+                            methods=("sum",))),
+    OpDef("prod", rules.accumulation, emit.emit_prod, ref.reduce_prod, True, gradient=grad_prod,
+          spelling=Spelling("prod", "Product over ``axis`` in vkml's fixed pairwise order; bool and integers multiply in int64 (wrapping); an empty product is 1.",
+                            methods=("prod",))),
+    OpDef("amax", rules.extreme, emit.minmax(True), ref.minmax(True), True, gradient=grad_extreme,
+          spelling=Spelling("amax", "Maximum over ``axis``; NaN propagates (any NaN gives NaN).", methods=("amax", "max"))),
+    OpDef("amin", rules.extreme, emit.minmax(False), ref.minmax(False), True, gradient=grad_extreme,
+          spelling=Spelling("amin", "Minimum over ``axis``; NaN propagates (any NaN gives NaN).", methods=("amin", "min"))),
+    OpDef("argmax", rules.index_reduction, emit.argextreme(True), ref.argextreme(np.argmax), True,
+          spelling=Spelling("argmax", "Index (int64) of the first maximum along ``axis`` (flattened if None); NaN is the maximum.",
+                            methods=("argmax",))),
+    OpDef("argmin", rules.index_reduction, emit.argextreme(False), ref.argextreme(np.argmin), True,
+          spelling=Spelling("argmin", "Index (int64) of the first minimum along ``axis`` (flattened if None); NaN is the minimum.",
+                            methods=("argmin",))),
+)  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vkml.dialect import scan as emit
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref
+from vkml.ops import reference_axes as ref, rules
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 
@@ -17,5 +17,5 @@ def grad_cumsum(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 SCAN: dict[str, OpDef] = table(
-    OpDef("cumsum", "scan", emit.emit_cumsum, ref.cumsum, True, gradient=grad_cumsum),
+    OpDef("cumsum", rules.scan, emit.emit_cumsum, ref.cumsum, True, gradient=grad_cumsum),
 )

@@ -6,9 +6,9 @@ gather's; argsort itself has none (an integer output)."""
 from __future__ import annotations
 
 from vkml.dialect import sort as emit
-from vkml.ops import reference_axes as ref
+from vkml.ops import reference_axes as ref, rules
 from vkml.ops.spec import OpDef, table
 
 SORTING: dict[str, OpDef] = table(
-    OpDef("argsort", "sort", emit.emit_argsort, ref.argsort, True),
+    OpDef("argsort", rules.sort, emit.emit_argsort, ref.argsort, True),
 )

@@ -1,10 +1,11 @@
 """What an op is: ``OpDef``, one per primitive op, declaring everything about it in one place.
 
-An op's definition names its kind (which shape and dtype rule ``vkml.frontend.elementwise`` applies),
-which inputs it takes, its MLIR emitter (``vkml.dialect.emitters``), its NumPy implementation
-for the reference device (``vkml.ops.reference``), its gradient rule, the devices and dtypes
-that refuse it, and its cross-device numerical contract: bit-exact against the reference
-device, or within ``ulp`` units in the last place. The definitions live by family
+An op's definition names its rule (``ShapeRule``: how its output's shape and dtype follow from its
+operands, ``vkml.ops.rules``), which inputs it takes, its MLIR emitter, its NumPy
+implementation for the reference device (``vkml.ops.reference``), its gradient rule, the
+devices and dtypes that refuse it, its cross-device numerical contract (bit-exact against the
+reference device, or within ``ulp`` units in the last place) and its public spelling
+(``Spelling``: the ``vkml`` function and ``Tensor`` methods generated from it). The definitions live by family
 (``elementwise``, ``movement``, ``creation``, ``contraction``, ``reduce``, ``scan``,
 ``indexing``, ``sorting``, ``control``); ``registry.OPS`` is every one of them, and every other table (device support, the docs' contract table, the
 public functions) is derived from it.
@@ -66,26 +67,58 @@ class Algebra(Protocol):
         ...
 
 
-Rule = Callable[[Node, Handle, Algebra], Grads]
+GradientRule = Callable[[Node, Handle, Algebra], Grads]
 
-# Each kind names the shape and dtype rule ``vkml.frontend.elementwise`` applies to the op's operands.
-KINDS = {
-    "unary": "one operand; its shape; its dtype (float32 for an integer where inputs is 'float')",
-    "binary": "two operands broadcast together; the promoted dtype",
-    "compare": "two operands broadcast together; bool",
-    "where": "a bool condition and two operands broadcast together; the promoted dtype",
-    "cast": "one operand; its shape; the dtype asked for",
-    "view": "one operand; the shape the view asks for; its dtype",
-    "structural": "several operands joined along one axis; the promoted dtype",
-    "creation": "no operands; the shape and dtype asked for",
-    "contraction": "two operands contracted over one axis (with batch axes); the promoted dtype",
-    "reduction": "one operand reduced over an axis set; its dtype, or int64 for an index",
-    "scan": "one operand accumulated along one axis; its shape; its dtype (int64 for integers)",
-    "gather": "an operand and integer indices of its rank, along one axis; the operand's dtype",
-    "sort": "one operand ordered along one axis; its shape; int64 positions",
-    "control": "a bool condition and operands, with regions over the operands; the regions' result",
-    "fence": "one operand, passed on unchanged: its shape and dtype (a boundary of fusion)",
-}
+
+@dataclass(frozen=True, slots=True)
+class Out:
+    """What a shape rule infers: the output's dtype and shape, and the node's attributes."""
+
+    dtype: DType
+    shape: tuple[int, ...]
+    attrs: tuple[tuple[str, Any], ...] = ()
+
+
+# A shape rule's inference: the op, its operand nodes, the dtype they were promoted to (for
+# operands that promote together; else None) and the call's parameters -> ``Out``, or an
+# error naming the op and the values.
+Infer = Callable[["OpDef", tuple[Node, ...], "DType | None", dict[str, Any]], Out]
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeRule:
+    """How an op's output follows from its operands: the op's kind.
+
+    ``operands`` says how the frontend turns a call's arguments into nodes before ``infer``
+    runs: ``"tensor"`` (each a tensor), ``"promoted"`` (tensors or Python numbers, promoted
+    together; a number is weak, as the Array API says) or ``"own"`` (the op's own function in
+    ``vkml.frontend`` records it, and ``infer`` is None). ``params`` is the rest of the public
+    function's signature, after its operands."""
+
+    name: str
+    summary: str
+    operands: str = "own"
+    infer: Infer | None = None
+    params: str = ""
+    # the keywords NumPy passes when it calls the op's method (np.sum(t) calls
+    # t.sum(axis=.., dtype=.., out=..)): a method takes them, and refuses an ``out``
+    numpy_keywords: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.operands == "own") != (self.infer is None):
+            raise ValueError(f"rule {self.name!r}: a rule infers unless its op records itself")
+
+
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """An op's public names: the ``vkml`` function, the ``Tensor`` methods (none, or several
+    for aliases such as ``max``/``amax``) and their one-line docstring; generated into
+    ``vkml/frontend/op_functions.py`` and ``op_methods.py`` by scripts/generate_ops.py."""
+
+    function: str
+    doc: str
+    methods: tuple[str, ...] = ()
+
 
 # The kinds of input an op accepts: any dtype, numbers (no bool), floats only (integers are
 # converted to float32), or integers only.
@@ -99,7 +132,7 @@ class OpDef:
     what a particular device lacks (a Vulkan device without float64) the device decides."""
 
     name: str
-    kind: str
+    rule: ShapeRule
     emit: Emitter
     reference: Reference
     bit_exact: bool
@@ -107,26 +140,21 @@ class OpDef:
     # a bound that is not a count of ULPs, and where it is stated (matmul: "relative (ADR 0005)")
     bound: str = ""
     inputs: str = "any"
-    gradient: Rule | None = None
+    gradient: GradientRule | None = None
     refuses: frozenset[tuple[str, DType]] = frozenset()
-    # For a unary elementwise op users call by name: the name of its ``vkml`` function and
-    # ``Tensor`` method, and their one-line docstring (generated into
-    # ``vkml/frontend/unary_methods.py`` and ``unary_functions.py`` by scripts/generate_ops.py).
-    public: str | None = None
-    doc: str = ""
+    spelling: Spelling | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"op {self.name!r}: kind {self.kind!r} is not one of {sorted(KINDS)}")
         if self.inputs not in INPUTS:
             raise ValueError(f"op {self.name!r}: inputs {self.inputs!r} is not one of {INPUTS}")
         if self.bit_exact and (self.ulp or self.bound):
             raise ValueError(f"op {self.name!r}: a bit-exact op has no bound")
         if not self.bit_exact and (self.ulp > 0) == bool(self.bound):
             raise ValueError(f"op {self.name!r}: an op that is not bit-exact needs one bound")
-        if (self.public is None) != (not self.doc):
+        if self.spelling is not None and self.rule.operands == "own":
             raise ValueError(
-                f"op {self.name!r}: a public op needs a doc, and only a public op has one"
+                f"op {self.name!r}: its spelling is generated from its rule's inference, and "
+                f"rule {self.rule.name!r} has none (its function in vkml.frontend records it)"
             )
 
     def runs_on(self, device_kind: str, dtype: DType) -> bool:

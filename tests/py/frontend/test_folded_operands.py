@@ -26,7 +26,7 @@ DEVICES = ["cpu"] + (
 )
 BOUNDED_UNARY = sorted(
     name for name, op in OPS.items()
-    if op.kind == "unary" and not op.bit_exact and op.inputs == "float"
+    if op.rule.name == "unary" and not op.bit_exact and op.inputs == "float"
 )  # fmt: skip
 # a value the compiler folds an operand into: x - nan is nan for every x (x - inf and
 # x - x + 1.5 came out right when tried, 2026-12-06; not run, to keep the suite short)

@@ -21,18 +21,43 @@ import numpy as np
 import vkml
 from vkml.frontend.control import fence
 from vkml.frontend.functions import place_at, scatter_add
+from vkml.ops import rules
+from vkml.ops.registry import OPS
+from vkml.ops.spec import OpDef
 
-BINARY = (
-    "add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "floor_divide", "remainder",
+
+def _table_order(
+    pinned: tuple[str, ...], rule: object, keep: Callable[[OpDef], bool]
+) -> tuple[str, ...]:
+    """The ops of the table a step kind draws from: ``pinned`` (the campaign's order, which
+    the recorded regressions' picks index) followed by every op of ``rule`` added since, so
+    that a new op reaches the generator with its definition."""
+    new = tuple(n for n, d in OPS.items() if d.rule is rule and keep(d) and n not in pinned)
+    return pinned + new
+
+
+BINARY = _table_order(
+    ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "floor_divide", "remainder"),
+    rules.binary, lambda d: d.inputs != "integer",
 )  # fmt: skip
-COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-EXACT_UNARY = ("neg", "abs", "relu", "floor", "ceil", "trunc", "round", "sign", "clip")
-BOUNDED_UNARY = (
-    "exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu", "expm1",
-    "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+COMPARE = _table_order(("eq", "ne", "lt", "le", "gt", "ge"), rules.compare, lambda d: True)
+EXACT_UNARY = _table_order(
+    ("neg", "abs", "relu", "floor", "ceil", "trunc", "round", "sign"), rules.unary,
+    lambda d: d.bit_exact,
+) + ("clip",)  # fmt: skip
+BOUNDED_UNARY = _table_order(
+    ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu", "expm1",
+     "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"),
+    rules.unary, lambda d: not d.bit_exact,
 )  # fmt: skip
-BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")
-REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "cumsum")
+BITWISE = _table_order(
+    ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"), rules.binary,
+    lambda d: d.inputs == "integer",
+)  # fmt: skip
+REDUCE = ("sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "cumsum") + tuple(
+    n for n, d in OPS.items()
+    if d.rule.name == "reduction" and d.spelling and n not in ("sum", "amax", "amin", "argmax", "argmin", "prod")
+)  # fmt: skip
 SCALARS = (0.5, -2, 3, 1.25, 0, -0.0, float("inf"), float("nan"), 7)
 # integers past the small ones: exponents of 64 and more, MIN and MAX of int32, past int32
 WIDE_SCALARS = (64, 70, 2**31 - 1, -(2**31), 2**40)
@@ -61,15 +86,16 @@ class Params:
 Operand = vkml.Tensor
 StepFn = Callable[[Operand, Operand, Operand, Params, vkml.Device], vkml.Tensor]
 
-_BINARY_FN = {
-    "add": vkml.add, "sub": vkml.subtract, "mul": vkml.multiply, "div": vkml.divide,
-    "maximum": vkml.maximum, "minimum": vkml.minimum, "atan2": vkml.atan2,
-    "floor_divide": vkml.floor_divide, "remainder": vkml.remainder,
-}  # fmt: skip
-_COMPARE_FN = {
-    "eq": vkml.equal, "ne": vkml.not_equal, "lt": vkml.less, "le": vkml.less_equal,
-    "gt": vkml.greater, "ge": vkml.greater_equal,
-}  # fmt: skip
+
+def _function(op: str) -> Callable[..., vkml.Tensor]:
+    """The public function of a table op (``sub`` is ``vkml.subtract``)."""
+    spelling = OPS[op].spelling
+    assert spelling is not None, f"{op} has no public spelling"
+    return getattr(vkml, spelling.function)  # type: ignore[no-any-return]
+
+
+_BINARY_FN = {op: _function(op) for op in BINARY}
+_COMPARE_FN = {op: _function(op) for op in COMPARE}
 
 
 def _power(x: Operand, y: Operand) -> vkml.Tensor:
@@ -118,11 +144,11 @@ def unary(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vk
     if op == "clip":
         lo, hi = sorted((p.pick(SCALARS[:5]), p.pick(SCALARS[:5])))
         return vkml.clip(x, lo, hi)
-    return getattr(vkml, "negative" if op == "neg" else op)(x)
+    return _function(op)(x)
 
 
 def bounded(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
-    return getattr(vkml, str(p.pick(BOUNDED_UNARY)))(x)
+    return _function(str(p.pick(BOUNDED_UNARY)))(x)
 
 
 def cast(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
@@ -156,7 +182,7 @@ def _as_integer(x: Operand) -> vkml.Tensor:
 
 
 def bitwise(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
-    return getattr(vkml, str(p.pick(BITWISE)))(_as_integer(x), _as_integer(y))
+    return _function(str(p.pick(BITWISE)))(_as_integer(x), _as_integer(y))
 
 
 def _slice_axis(n: int, p: Params) -> slice | int:

@@ -11,7 +11,7 @@ import pytest
 from vkml.dtypes import DType, float16, float32, float64
 from vkml.ops.registry import OPS
 
-UNARY = sorted(name for name, op in OPS.items() if op.kind == "unary" and op.inputs != "bool")
+UNARY = sorted(name for name, op in OPS.items() if op.rule.name == "unary" and op.inputs != "bool")
 
 
 @pytest.mark.parametrize("dtype", [float16, float32, float64], ids=str)

@@ -18,7 +18,7 @@ import pytest
 
 import vkml
 from vkml.ops.registry import FAMILIES, OPS
-from vkml.ops.spec import INPUTS, KINDS
+from vkml.ops.spec import INPUTS, OpDef, ShapeRule
 from vkml.passes import vulkan_nan
 from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import pipeline_for
@@ -33,7 +33,7 @@ def test_every_op_is_defined_whole(name: str) -> None:
     assert d.name == name
     assert callable(d.emit), f"{name}: no emitter"
     assert callable(d.reference), f"{name}: no reference implementation"
-    assert d.kind in KINDS and d.inputs in INPUTS
+    assert isinstance(d.rule, ShapeRule) and d.inputs in INPUTS
     assert d.bit_exact or d.ulp > 0 or d.bound, f"{name}: neither bit-exact nor a bound"
     assert d.gradient is None or callable(d.gradient)
 
@@ -43,15 +43,27 @@ def test_every_family_defines_its_ops_once() -> None:
     assert len(names) == len(set(names)) == len(OPS)
 
 
-@pytest.mark.parametrize("name", sorted(n for n, d in OPS.items() if d.public))
-def test_a_public_op_is_a_function_and_a_method_with_its_doc(name: str) -> None:
+def _operands(d: OpDef) -> tuple[vkml.Tensor, ...]:
+    x = vkml.tensor(np.array([[0.25, -1.5, 2.0], [3.0, 0.5, -0.0]], np.float32))
+    if d.inputs == "integer":
+        x = vkml.tensor(np.array([[5, 3, 12], [1, 0, 7]], np.int32))
+    return (x, x[::-1]) if d.rule.operands == "promoted" else (x,)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, d in OPS.items() if d.spelling))
+def test_a_spelled_op_is_its_function_and_methods_with_its_doc(name: str) -> None:
     d = OPS[name]
-    assert d.public is not None
-    function, method = getattr(vkml, d.public), getattr(vkml.Tensor, d.public)
-    assert function.__doc__ == method.__doc__ == d.doc
-    assert d.public in vkml.__all__
-    x = vkml.tensor(np.array([0.25, -1.5, 2.0], np.float32))
-    np.testing.assert_array_equal(function(x).numpy(), method(x).numpy())
+    assert d.spelling is not None
+    function = getattr(vkml, d.spelling.function)
+    assert function.__doc__ == d.spelling.doc
+    assert d.spelling.function in vkml.__all__
+    operands = _operands(d)
+    want = function(*operands).numpy()
+    for m in d.spelling.methods:
+        method = getattr(vkml.Tensor, m)
+        assert method.__doc__ == d.spelling.doc
+        np.testing.assert_array_equal(method(*operands).numpy(), want)
+    assert function(*operands).node.op == name
 
 
 def test_the_generated_files_are_current() -> None:

@@ -14,6 +14,7 @@ import vkml
 from support.numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 from vkml.frontend import functions
 from vkml.frontend.control import fence
+from vkml.ops import rules
 from vkml.ops.registry import OPS
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
@@ -147,9 +148,7 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
     )[0])  # fmt: skip
     if flt and vkml.cpu.supports("atan2", vkml.dtypes.to_dtype(dtype)):
         p["atan2"] = ("atan2", lambda t: vkml.atan2(t["a"], t["mid"]))
-    for name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid", "erf", "gelu",
-                 "expm1", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                 "acosh", "atanh"):  # fmt: skip
+    for name in (n for n, d in OPS.items() if d.rule is rules.unary and not d.bit_exact):
         if flt and not vkml.cpu.supports(name, vkml.dtypes.to_dtype(dtype)):
             continue  # pinned by test_cpu_refuses_what_its_support_table_excludes
         if flt and name in ("sin", "cos", "tan"):
@@ -227,7 +226,35 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         if target in FLOATS or target == "bool":
             # specials too (NaN, inf, -0.0, negatives): float -> int of those is unspecified
             p[f"astype_all_{target}"] = ("astype", lambda t, d=target: t["a"].astype(d))
+    covered = {op for op, _ in p.values()}
+    for name in OPS:
+        if name not in covered:
+            p.update(spelled_programs(name, dtype))
     return p
+
+
+def spelled_programs(name: str, dtype: str) -> dict[str, tuple[str, Program]]:
+    """The programs of an op with a public spelling that ``programs`` has no line for: its
+    function on the operands its rule takes, for every dtype its inputs allow (so that a new
+    op of a rule that infers is run against the reference with its definition)."""
+    d = OPS[name]
+    flt, number, integer = dtype in FLOATS, dtype != "bool", dtype in INTS
+    allowed = {"any": True, "number": number, "float": flt, "integer": integer}[d.inputs]
+    if (
+        d.spelling is None
+        or not allowed
+        or not vkml.cpu.supports(name, vkml.dtypes.to_dtype(dtype))
+    ):
+        return {}
+    f = getattr(vkml, d.spelling.function)
+    if d.rule.operands == "promoted":
+        return {name: (name, lambda t: f(t["a"], t["b"]))}
+    if d.rule.name == "reduction":
+        return {
+            name: (name, lambda t: f(t["a"], axis=1)),
+            f"{name}_all": (name, lambda t: f(t["pos"])),
+        }
+    return {name: (name, lambda t: f(t["a"])), f"{name}_pos": (name, lambda t: f(t["pos"]))}
 
 
 def check_result(name: str, opname: str, got: np.ndarray, want: np.ndarray, dtype: str) -> None:

@@ -1,0 +1,172 @@
+"""The shape rules: how an op's output follows from its operands (an ``OpDef``'s ``rule``).
+
+A rule that infers (``unary``, ``binary``, ``compare``, the reductions) is all the frontend
+needs to record its ops: ``vkml.frontend.record`` turns a call's arguments into nodes, the
+rule checks them and infers the output, and the ``vkml`` function and ``Tensor`` methods of an
+op with a ``Spelling`` are generated from the rule's parameters (scripts/generate_ops.py).
+So an op of such a rule is one definition. The other rules describe ops whose calls take more
+than operands and a few parameters (views, creation, control flow, gathers): each of those
+ops is recorded by its own function in ``vkml.frontend``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vkml.dtypes import DType, bool_, default_float, int64
+from vkml.errors import DTypeError, ShapeError
+from vkml.graph.node import Node
+from vkml.ops.shapes import broadcast_shapes, normalize_axes, reduced_shape
+from vkml.ops.spec import OpDef, Out, ShapeRule
+
+
+def check_inputs(op: OpDef, dtype: DType, nodes: tuple[Node, ...] = ()) -> None:
+    """Refuse what ``op.inputs`` excludes: bool for an op of numbers, anything but integers
+    for an op of integers; the error names the op, the dtypes and the remedy."""
+    if op.inputs == "number" and dtype is bool_:
+        raise DTypeError(
+            f"'{op.name}' does not accept bool tensors; convert first, e.g. x.astype(vkml.int32)"
+        )
+    if op.inputs == "integer" and (not dtype.is_integer or any(n.dtype is bool_ for n in nodes)):
+        got = " and ".join(str(n.dtype) for n in nodes) or str(dtype)
+        raise DTypeError(
+            f"'{op.name}' needs integer operands, got {got}; use "
+            f"vkml.bitcast(x, vkml.uint32) to reach the bits of a float32"
+        )
+
+
+def _unary(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
+    (x,) = nodes
+    check_inputs(op, x.dtype)
+    dtype = default_float if op.inputs == "float" and not x.dtype.is_float else x.dtype
+    return Out(dtype, x.shape)
+
+
+def _binary(to_float: bool) -> Any:
+    def infer(
+        op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
+    ) -> Out:
+        a, b = nodes
+        assert common is not None
+        check_inputs(op, common, nodes if op.inputs == "integer" else ())
+        dtype = (
+            default_float if (to_float or op.inputs == "float") and not common.is_float else common
+        )
+        if a.shape == b.shape or not b.shape:
+            return Out(dtype, a.shape)
+        return Out(dtype, broadcast_shapes(op.name, a.shape, b.shape))
+
+    return infer
+
+
+def _compare(
+    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
+) -> Out:
+    a, b = nodes
+    assert common is not None
+    check_inputs(op, common)
+    return Out(bool_, broadcast_shapes(op.name, a.shape, b.shape))
+
+
+def _nonempty(op: str, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
+    if any(shape[a] == 0 for a in axes) or (not axes and shape and 0 in shape):
+        raise ShapeError(f"'{op}' of an empty axis has no identity: shape {shape}, axis {axes}")
+
+
+def _reduction(accumulate: bool) -> Any:
+    def infer(
+        op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
+    ) -> Out:
+        (x,) = nodes
+        axes = normalize_axes(op.name, params["axis"], x.shape)
+        if accumulate:
+            dtype = x.dtype if x.dtype.is_float else int64
+        else:
+            _nonempty(op.name, x.shape, axes)
+            dtype = x.dtype
+        return Out(dtype, reduced_shape(x.shape, axes, params["keepdims"]), (("axes", axes),))
+
+    return infer
+
+
+def _index_reduction(
+    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
+) -> Out:
+    (x,) = nodes
+    axis, keepdims = params["axis"], params["keepdims"]
+    if axis is None:
+        if math.prod(x.shape) == 0:
+            raise ShapeError(f"'{op.name}' of an empty tensor (shape {x.shape}) has no answer")
+        return Out(int64, (1,) * len(x.shape) if keepdims else (), (("axis", None),))
+    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
+    (a,) = normalize_axes(op.name, one, x.shape) or (0,)
+    _nonempty(op.name, x.shape, (a,))
+    return Out(int64, reduced_shape(x.shape, (a,), keepdims), (("axis", a),))
+
+
+_REDUCE_PARAMS = "axis: Any = None, keepdims: bool = False"
+
+unary = ShapeRule(
+    "unary",
+    "one operand; its shape; its dtype (float32 for an integer where inputs is 'float')",
+    "tensor",
+    _unary,
+)
+binary = ShapeRule(
+    "binary", "two operands broadcast together; the promoted dtype", "promoted", _binary(False)
+)
+division = ShapeRule(
+    "binary",
+    "two operands broadcast together; the promoted dtype, float32 for integers",
+    "promoted",
+    _binary(True),
+)
+compare = ShapeRule("compare", "two operands broadcast together; bool", "promoted", _compare)
+accumulation = ShapeRule(
+    "reduction",
+    "one operand reduced over an axis set; its dtype, int64 for integers and bool",
+    "tensor",
+    _reduction(True),
+    _REDUCE_PARAMS,
+    ("dtype", "out"),
+)
+extreme = ShapeRule(
+    "reduction",
+    "one operand reduced over a non-empty axis set; its dtype",
+    "tensor",
+    _reduction(False),
+    _REDUCE_PARAMS,
+    ("out",),
+)
+index_reduction = ShapeRule(
+    "reduction",
+    "one operand reduced along one axis (or all); int64 positions",
+    "tensor",
+    _index_reduction,
+    "axis: int | None = None, keepdims: bool = False",
+    ("out",),
+)
+where = ShapeRule(
+    "where", "a bool condition and two operands broadcast together; the promoted dtype"
+)
+cast = ShapeRule("cast", "one operand; its shape; the dtype asked for")
+view = ShapeRule("view", "one operand; the shape the view asks for; its dtype")
+structural = ShapeRule("structural", "several operands joined along one axis; the promoted dtype")
+creation = ShapeRule("creation", "no operands; the shape and dtype asked for")
+contraction = ShapeRule(
+    "contraction", "two operands contracted over one axis (with batch axes); the promoted dtype"
+)
+scan = ShapeRule(
+    "scan", "one operand accumulated along one axis; its shape; its dtype (int64 for integers)"
+)
+gather = ShapeRule(
+    "gather", "an operand and integer indices of its rank, along one axis; the operand's dtype"
+)
+sort = ShapeRule("sort", "one operand ordered along one axis; its shape; int64 positions")
+control = ShapeRule(
+    "control", "a bool condition and operands, with regions over the operands; the regions' result"
+)
+fence = ShapeRule(
+    "fence", "one operand, passed on unchanged: its shape and dtype (a boundary of fusion)"
+)
