@@ -280,6 +280,12 @@ BINARY = sorted(
 REDUCTIONS = sorted(
     d.spelling.function for d in SPELLED if d.spelling and d.rule.name == "reduction"
 )
+BINARY_METHODS = sorted(
+    m for d in SPELLED if d.spelling and d.rule.operands == "promoted" for m in d.spelling.methods
+)
+REDUCTION_METHODS = sorted(
+    m for d in SPELLED if d.spelling and d.rule.name == "reduction" for m in d.spelling.methods
+)
 ALWAYS_TRUE = lambda: vkml.ones(()) > 0.0
 CASES: dict[str, Callable[[], list[Bad]]] = {
     **{n: (lambda n=n: unary(n)) for n in UNARY},
@@ -468,15 +474,15 @@ TENSOR_METHODS: dict[str, Callable[[], list[Bad]]] = {
     "__lt__": one("x < None", lambda: x23() < None, DataError, "NoneType"),
     "__bool__": one("bool(x)", lambda: bool(x23()), ShapeError, "6 elements"),
     **{m: (lambda m=m: [bad(f"x.{m}(axis=5)", lambda: getattr(x23(), m)(axis=5), AxisError, "axis 5")])
-       for m in ("sum", "prod", "cumsum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "softmax", "log_softmax", "squeeze")},
+       for m in [*REDUCTION_METHODS, "cumsum", "mean", "softmax", "log_softmax", "squeeze"]},
     **{m: (lambda m=m: [bad(f"x.{m}(2.5)", lambda: getattr(x23(), m)(2.5, 3), ShapeError, "2.5")])
        for m in ("reshape", "broadcast_to", "expand")},
     **{m: (lambda m=m: [bad(f"x.{m}(0, 5)", lambda: getattr(x23(), m)(0, 5), AxisError, "5")])
        for m in ("permute", "transpose")},
     "unsqueeze": one("x.unsqueeze('a')", lambda: x23().unsqueeze("a"), AxisError, "'a'"),
     "clip": one("x.clip()", lambda: x23().clip(), ValueError, "min"),
-    "maximum": one("x.maximum('a')", lambda: x23().maximum("a"), DataError, "'a'"),
-    "minimum": one("x.minimum('a')", lambda: x23().minimum("a"), DataError, "'a'"),
+    **{m: (lambda m=m: [bad(f"x.{m}('a')", lambda: getattr(x23(), m)("a"), DataError, "'a'")])
+       for m in BINARY_METHODS},
     "matmul": one("x.matmul(x)", lambda: x23().matmul(x23()), ShapeError, "(2, 3)"),
     "requires_grad_": one("int.requires_grad_()", lambda: vkml.tensor([1]).requires_grad_(), DTypeError, "int64"),
 }  # fmt: skip
