@@ -3,7 +3,7 @@ stable argsort, side by side in one run.
 
     .venv/bin/python -m benchmarks.sorting      # writes benchmarks/results/sorting.md
 
-vkml sorts with a bitonic network (``vkml.dialect.sort``): p(p+1)/2 compare-exchange passes
+vkml sorts with a bitonic network (``vkml.ops.emitters.sort``): p(p+1)/2 compare-exchange passes
 for a row padded to 2^p, each its own dispatch, so the compile grows with log^2 n and the work
 with n log^2 n, where NumPy's radix/merge sort is n log n. A fresh cache directory makes the
 first call a compile; the run time is the best of five calls after it. Ratios are the point

@@ -95,7 +95,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "emitter: sum starts from +0.0 (a sum of -0.0 becomes +0.0)",
-        "vkml/dialect/reduce_emitters.py",
+        "vkml/ops/emitters/reduce.py",
         "init = b.constant(-0.0 if acc.is_float and not empty else 0, acc)",
         "init = b.constant(0, acc)",
         (OPS, PAIRWISE, "tests/py/frontend/test_bad_input.py"),
@@ -103,7 +103,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "emitter: mean divides by n - 1",
-        "vkml/dialect/reduce_emitters.py",
+        "vkml/ops/emitters/reduce.py",
         'b.constant(attrs["divisor"], acc)',
         'b.constant(attrs["divisor"] - 1, acc)',
         (OPS, PAIRWISE),
@@ -111,7 +111,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- NaN and signed-zero semantics -----------------------------------------------------
     Mutant(
         "max: swallow NaN (drop the x != x check), like maxnumf",
-        "vkml/dialect/emitters.py",
+        "vkml/dialect/numerics.py",
         '    keep = b.compare("GE", x, y)\n    if x.dtype.is_float:\n'
         '        keep = b.binary("or", keep, b.compare("NE", x, x))',
         '    keep = b.compare("GE", x, y)',
@@ -120,21 +120,21 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "max: native stablehlo.maximum instead of compare/select",
         "vkml/ops/elementwise.py",
-        'OpDef("maximum", "binary", emit.select_binary(emit.select_max),',
-        'OpDef("maximum", "binary", emit.arith("maximum"),',
+        'OpDef("maximum", rules.binary, emit.select_binary(select_max),',
+        'OpDef("maximum", rules.binary, emit.arith("maximum"),',
         (OPS, RANDOM, NAN),
         lit=True,
     ),
     Mutant(
         "relu: strict < 0 (relu(-0.0) keeps the sign)",
-        "vkml/dialect/emitters.py",
+        "vkml/ops/emitters/common.py",
         'return b.select(b.compare("LE", x, zero), zero, x)',
         'return b.select(b.compare("LT", x, zero), zero, x)',
         (OPS, NAN),
     ),
     Mutant(
         "relu: select(x > 0, x, 0) swallows NaN",
-        "vkml/dialect/emitters.py",
+        "vkml/ops/emitters/common.py",
         'return b.select(b.compare("LE", x, zero), zero, x)',
         'return b.select(b.compare("GT", x, zero), x, zero)',
         (OPS, NAN),
@@ -142,14 +142,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "argmax: NaN is not the maximum",
-        "vkml/dialect/reduce_emitters.py",
+        "vkml/ops/emitters/reduce.py",
         '            hit = b.binary("or", hit, both_nan)',
         "            pass",
         (OPS, NAN),
     ),
     Mutant(
         "argmax: last index of the maximum instead of the first",
-        "vkml/dialect/reduce_emitters.py",
+        "vkml/ops/emitters/reduce.py",
         'first = b.reduce(candidates, (axis,), "minimum", b.constant(x.shape[axis], int64))',
         "first = b.reduce(b.select(hit, index, b.broadcast(b.constant(-1, int64), x.shape)), "
         '(axis,), "maximum", b.constant(-1, int64))',
@@ -158,7 +158,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- contraction -------------------------------------------------------------------------
     Mutant(
         "matmul: accumulate 16-bit inputs in their own type",
-        "vkml/dialect/emitters.py",
+        "vkml/ops/emitters/common.py",
         "    acc = compute_dtype(out.dtype)\n    # a product over one element",
         "    acc = out.dtype\n    # a product over one element",
         (GEMM,),
@@ -182,7 +182,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "slice: negative steps forget to reverse",
-        "vkml/dialect/emitters.py",
+        "vkml/ops/emitters/common.py",
         'x = b.reverse(xs[0], attrs["reverse"])',
         "x = xs[0]",
         (VIEWS, OPS),
@@ -340,7 +340,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- float16/bfloat16 arithmetic -------------------------------------------------------
     Mutant(
         "f16: transcendental computed in float16 (no float32 compute)",
-        "vkml/dialect/emitters.py",
+        "vkml/dialect/numerics.py",
         "    return float32 if dtype.bits == 16 and dtype.is_float else dtype",
         "    return dtype",
         (OPS, PAIRWISE),

@@ -4,9 +4,9 @@ exact."""
 
 from __future__ import annotations
 
-from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
 from vkml.ops import reference_axes as ref, rules
+from vkml.ops.emitters import common as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 

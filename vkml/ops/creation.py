@@ -7,8 +7,8 @@ body of a device loop), which is what its emitter writes."""
 
 from __future__ import annotations
 
-from vkml.dialect import emitters as emit
 from vkml.ops import reference as ref, rules
+from vkml.ops.emitters import common as emit
 from vkml.ops.spec import OpDef, table
 
 CREATION: dict[str, OpDef] = table(

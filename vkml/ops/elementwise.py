@@ -14,10 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vkml.dialect import accurate, emitters as emit, floor_division, ieee_pow
+from vkml.dialect.numerics import select_max, select_min
 from vkml.dtypes import bfloat16, float16, float32, float64
 from vkml.graph.node import Node
 from vkml.ops import reference as ref, rules
+from vkml.ops.emitters import accurate, common as emit, floor_division, ieee_pow
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table, to_source
 
 # Transcendentals IREE cannot run in float64: SPIR-V's GLSL.std.450 instructions (Exp, Log,
@@ -248,10 +249,10 @@ ELEMENTWISE: dict[str, OpDef] = table(
           spelling=Spelling("multiply", "Elementwise ``a * b``.")),
     OpDef("div", rules.division, emit.arith("divide"), ref.arith(np.divide), True, inputs="number", gradient=grad_div,
           spelling=Spelling("divide", "Elementwise ``a / b`` (true division: integers give float32).")),
-    OpDef("maximum", rules.binary, emit.select_binary(emit.select_max), ref.arith(ref.select_max), True,
+    OpDef("maximum", rules.binary, emit.select_binary(select_max), ref.arith(ref.select_max), True,
           inputs="number", gradient=grad_maximum,
           spelling=Spelling("maximum", "Elementwise maximum; NaN in either operand gives NaN (PyTorch semantics).", methods=("maximum",))),
-    OpDef("minimum", rules.binary, emit.select_binary(emit.select_min), ref.arith(ref.select_min), True,
+    OpDef("minimum", rules.binary, emit.select_binary(select_min), ref.arith(ref.select_min), True,
           inputs="number", gradient=grad_minimum,
           spelling=Spelling("minimum", "Elementwise minimum; NaN in either operand gives NaN (PyTorch semantics).", methods=("minimum",))),
     OpDef("floor_divide", rules.binary, floor_division.divmod_emitter(0), ref.arith(np.floor_divide), True,

@@ -1,4 +1,4 @@
-"""Gathers: ``take_along_axis`` and its transpose ``scatter_add`` (vkml.dialect.gather), each
+"""Gathers: ``take_along_axis`` and its transpose ``scatter_add`` (vkml.ops.emitters.gather), each
 the other's gradient. Both move values without arithmetic, except scatter_add's sums, which
 follow the pairwise tree; so both are bit-exact on every device. Indices carry no gradient.
 
@@ -7,9 +7,9 @@ follow the pairwise tree; so both are bit-exact on every device. Indices carry n
 
 from __future__ import annotations
 
-from vkml.dialect import gather as emit
 from vkml.graph.node import Node
 from vkml.ops import reference_axes as ref, rules
+from vkml.ops.emitters import gather as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

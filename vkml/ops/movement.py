@@ -7,9 +7,9 @@ transposed (in, out) view, and only that shape gives W's gradient back in W's (o
 
 from __future__ import annotations
 
-from vkml.dialect import emitters as emit
 from vkml.graph.node import Node
 from vkml.ops import reference as ref, rules
+from vkml.ops.emitters import common as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vkml.dialect import reduce_emitters as emit
 from vkml.graph.node import Node
 from vkml.ops import reference_axes as ref, rules
+from vkml.ops.emitters import reduce as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table
 
 

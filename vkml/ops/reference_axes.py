@@ -103,7 +103,7 @@ def reduce_prod(
 def cumsum(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
-    """The inclusive scan in vkml's published order (vkml.dialect.scan)."""
+    """The inclusive scan in vkml's published order (vkml.ops.emitters.scan)."""
     axis = attrs["axis"]
     y = cast(xs[0], compute_dtype(dtype))
     n, k = y.shape[axis], 1
@@ -117,7 +117,7 @@ def cumsum(
 
 
 def order_key(x: np.ndarray) -> np.ndarray:
-    """Integer keys in vkml's sort order (vkml.dialect.sort): -0.0 as +0.0, NaN largest."""
+    """Integer keys in vkml's sort order (vkml.ops.emitters.sort): -0.0 as +0.0, NaN largest."""
     if x.dtype.kind in "biu":
         return x.astype(np.int64) if x.dtype.itemsize < 8 or x.dtype.kind != "u" else x
     wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
@@ -161,7 +161,7 @@ def take_along_axis(
 def scatter_add(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
-    """Per output position, the pairwise sum of the selected elements (vkml.dialect.gather)."""
+    """Per output position, the pairwise sum of the selected elements (vkml.ops.emitters.gather)."""
     g, idx = xs
     axis, n = attrs["axis"], shape[attrs["axis"]]
     acc = compute_dtype(dtype)

@@ -1,12 +1,12 @@
 """Scans: ``cumsum``, the inclusive running sum along one axis in a published order (the
-Hillis-Steele steps of ``vkml.dialect.scan``), so it is bit-exact on every device. Its
+Hillis-Steele steps of ``vkml.ops.emitters.scan``), so it is bit-exact on every device. Its
 gradient is the running sum of ``g`` taken from the other end."""
 
 from __future__ import annotations
 
-from vkml.dialect import scan as emit
 from vkml.graph.node import Node
 from vkml.ops import reference_axes as ref, rules
+from vkml.ops.emitters import scan as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

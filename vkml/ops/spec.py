@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from vkml.dialect.emitters import Emitter
 from vkml.dtypes import DType
 from vkml.graph.node import Node
+from vkml.ops.emitters.common import Emitter
 from vkml.ops.reference import Reference
 
 # A frontend tensor. Rules use its public methods and operators only (``g * x``,

@@ -7,7 +7,7 @@ float64 remains only where ``native_when_compared`` kept it; none over another f
 
 Why the tree: which of two equal extremes a maximum returns (+0.0 or -0.0) and which NaN
 payload it keeps depend on the order of the reduction, and backends lower a native maximum
-differently for signed zeros (``vkml.dialect.emitters.select_max``); the tree fixes the order,
+differently for signed zeros (``vkml.ops.emitters.common.select_max``); the tree fixes the order,
 so the bits are the same on every device.
 
 Why the exception: a value that is only compared (``x.amax() < limit``, a builder loop's
@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import select_max, select_min
 from vkml.dialect.ir import ir
+from vkml.dialect.numerics import select_max, select_min
 from vkml.dialect.pairwise import pairwise_reduce
 from vkml.dialect.rewrite import (
     find_ops,

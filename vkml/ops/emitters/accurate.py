@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import compute_dtype
 from vkml.dialect.intbits import const_like
 from vkml.dialect.nan_bits import sign_set
+from vkml.dialect.numerics import compute_dtype
 from vkml.dialect.types import TensorType, Value
 
 

@@ -14,22 +14,11 @@ from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.nan_bits import float_bits
+from vkml.dialect.numerics import compute_dtype
 from vkml.dialect.types import TensorType, Value
-from vkml.dtypes import DType, bool_, float32, int32, int64, promote_types
+from vkml.dtypes import bool_, int32, promote_types
 
 Emitter = Callable[[FunctionBuilder, Sequence[Value], TensorType, Mapping[str, Any]], Value]
-
-
-def compute_dtype(dtype: DType) -> DType:
-    """The dtype arithmetic of ``dtype`` is carried out in: float32 for the 16-bit floats."""
-    return float32 if dtype.bits == 16 and dtype.is_float else dtype
-
-
-def sum_accumulator(dtype: DType) -> DType:
-    """The dtype a sum of ``dtype`` accumulates in."""
-    if dtype.is_float:
-        return compute_dtype(dtype)
-    return int64
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -121,27 +110,6 @@ def emit_sign(
     if out.dtype.kind != "uint":
         rest = b.select(b.compare("LT", x, zero), splat(-1), rest)
     return b.select(b.compare("GT", x, zero), splat(1), rest)
-
-
-def select_max(b: FunctionBuilder, x: Value, y: Value) -> Value:
-    """``x if (x >= y or x is NaN) else y``: NaN propagates, a tie keeps ``x`` (NumPy's rule).
-
-    Spelled as compare and select because backends lower a native maximum differently for
-    signed zeros (IREE's llvm-cpu gave max(-0.0, +0.0) = -0.0 for f32 but +0.0 for f16);
-    compare and select are exact everywhere.
-    """
-    keep = b.compare("GE", x, y)
-    if x.dtype.is_float:
-        keep = b.binary("or", keep, b.compare("NE", x, x))
-    return b.select(keep, x, y)
-
-
-def select_min(b: FunctionBuilder, x: Value, y: Value) -> Value:
-    """``x if (x <= y or x is NaN) else y`` (see ``select_max``)."""
-    keep = b.compare("LE", x, y)
-    if x.dtype.is_float:
-        keep = b.binary("or", keep, b.compare("NE", x, x))
-    return b.select(keep, x, y)
 
 
 def select_binary(combine: Callable[[FunctionBuilder, Value, Value], Value]) -> Emitter:

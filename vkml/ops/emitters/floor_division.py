@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import compute_dtype
 from vkml.dialect.intbits import const_like, shr
+from vkml.dialect.numerics import compute_dtype
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import int32, int64
 

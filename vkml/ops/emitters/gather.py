@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import compute_dtype, sum_accumulator
+from vkml.dialect.numerics import compute_dtype, sum_accumulator
 from vkml.dialect.pairwise import add, pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import int32

@@ -1,5 +1,5 @@
 """The reduction emitters (``sum``, ``amax``/``amin``, ``argmax``/``argmin``), in the shape
-of ``vkml.dialect.emitters``: each reduces in the accumulator dtype and is rewritten by
+of ``vkml.ops.emitters.common``: each reduces in the accumulator dtype and is rewritten by
 vkml's pairwise-reduction pass into a fixed tree."""
 
 from __future__ import annotations
@@ -9,16 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import (
-    Emitter,
-    compute_dtype,
-    select_max,
-    select_min,
-    sum_accumulator,
-)
+from vkml.dialect.numerics import compute_dtype, select_max, select_min, sum_accumulator
 from vkml.dialect.pairwise import pairwise_reduce
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, int64
+from vkml.ops.emitters.common import Emitter
 
 
 def _keep(b: FunctionBuilder, v: Value, out: TensorType) -> Value:

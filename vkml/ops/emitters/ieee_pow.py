@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import compute_dtype
 from vkml.dialect.intbits import and_mask, const_like, shr
 from vkml.dialect.nan_bits import is_infinite, is_zero, sign_set
+from vkml.dialect.numerics import compute_dtype
 from vkml.dialect.types import TensorType, Value
 
 

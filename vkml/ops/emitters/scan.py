@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.emitters import compute_dtype, sum_accumulator
+from vkml.dialect.numerics import compute_dtype, sum_accumulator
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import float64, int32
 
