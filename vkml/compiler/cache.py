@@ -16,6 +16,7 @@ modules").
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections import OrderedDict
@@ -50,14 +51,27 @@ def compile_module(text: str, target: Target) -> bytes:
     """vkml's passes, then IREE, over ``text``: the ``.vmfb`` bytes.
 
     The pipeline (and with it ``iree.compiler``) is imported here, on the first miss, so that
-    everything else in vkml works on a machine with only iree-base-runtime.
+    everything else in vkml works on a machine with only iree-base-runtime. On the main
+    thread a Ctrl-C during that import is held until it ends and raised then: one inside
+    ``iree.compiler``'s native module init aborted the process.
 
     Raises:
         CompileError: the installed compiler is not the release of the installed runtime (the
             cache key names the runtime's), or IREE failed.
         ModuleNotFoundError: iree-base-compiler is not installed.
     """
-    from vkml.compiler.compile import compile_module as run_pipeline
+    held: list[int] = []
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if on_main else None  # None: set from C
+    if previous is not None:
+        signal.signal(signal.SIGINT, lambda n, _: held.append(n))
+    try:
+        from vkml.compiler.compile import compile_module as run_pipeline
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
     compiler = distribution_version("iree-base-compiler")
     if compiler is not None and compiler != iree_version():
