@@ -62,13 +62,15 @@ def compile_module(text: str, target: Target) -> bytes:
     """
     held: list[int] = []
     on_main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if on_main else None  # None: set from C
-    if previous is not None:
+    # only a Python handler is held (an ignored SIGINT stays ignored; one set from C reads None)
+    previous = signal.getsignal(signal.SIGINT) if on_main else None
+    hold = callable(previous)
+    if hold:
         signal.signal(signal.SIGINT, lambda n, _: held.append(n))
     try:
         from vkml.compiler.compile import compile_module as run_pipeline
     finally:
-        if previous is not None:
+        if hold:
             signal.signal(signal.SIGINT, previous)
     if held:
         raise KeyboardInterrupt

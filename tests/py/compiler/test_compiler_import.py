@@ -9,6 +9,7 @@ import sys
 
 CHILD = """
 import importlib.abc, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner left
 from vkml.compiler import cache
 from vkml.compiler.target import CPU_TARGET
 assert "iree.compiler" not in sys.modules

@@ -32,6 +32,15 @@ def loop_until(flag: Flag, on_start: object = None) -> str:
     return "stopped" if flag.set.wait(PATIENCE) else "ran on"
 
 
+@pytest.fixture(autouse=True)
+def python_handles_sigint() -> object:
+    """Python's own SIGINT handler, whatever the runner started the tests with (a
+    background job ignores SIGINT)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_an_interrupt_that_lands_on_the_worker_thread_still_stops_the_call() -> None:
     # A process-directed SIGINT goes to any thread that does not block it; Python runs its
     # handler on the main thread only once that thread wakes, so a wait that never wakes
