@@ -16,7 +16,6 @@ modules").
 from __future__ import annotations
 
 import os
-import signal
 import threading
 import time
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from vkml.compiler.keys import cache_key, distribution_version, iree_version
 from vkml.compiler.store import DiskStore
 from vkml.compiler.target import PRECOMPILE_ENV, Target, parse_precompile_targets
 from vkml.errors import CompileError
+from vkml.runtime.interrupts import interrupts_held
 from vkml.runtime.stats import bump
 
 SHARED_ENV = "VKML_SHARED_CACHE"
@@ -60,20 +60,8 @@ def compile_module(text: str, target: Target) -> bytes:
             cache key names the runtime's), or IREE failed.
         ModuleNotFoundError: iree-base-compiler is not installed.
     """
-    held: list[int] = []
-    on_main = threading.current_thread() is threading.main_thread()
-    # only a Python handler is held (an ignored SIGINT stays ignored; one set from C reads None)
-    previous = signal.getsignal(signal.SIGINT) if on_main else None
-    hold = callable(previous)
-    if hold:
-        signal.signal(signal.SIGINT, lambda n, _: held.append(n))
-    try:
+    with interrupts_held():
         from vkml.compiler.compile import compile_module as run_pipeline
-    finally:
-        if hold:
-            signal.signal(signal.SIGINT, previous)
-    if held:
-        raise KeyboardInterrupt
 
     compiler = distribution_version("iree-base-compiler")
     if compiler is not None and compiler != iree_version():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 import threading
 from dataclasses import dataclass
 
@@ -53,15 +51,6 @@ def session(driver: str, demote_spinning_threads: bool = False) -> HalSession:
             found = HalSession(driver, instance, device, hal_module, SemaphorePool(device))
             _SESSIONS[driver] = found
     return found
-
-
-@atexit.register
-def _release_before_shutdown() -> None:
-    """Free, while Python still runs, the IREE objects only the cycle collector would free
-    (the frames of a call stopped by Ctrl-C hold its buffers): freed later, in Python's
-    shutdown, an IREE thread's call back into Python aborted the process ("exception not
-    rethrown"), in every process that had not imported IREE's compiler."""
-    gc.collect()
 
 
 def existing_session(driver: str) -> HalSession | None:

@@ -19,6 +19,7 @@ import numpy as np
 from vkml.dtypes import int32
 from vkml.runtime.buffers import upload_mappable
 from vkml.runtime.hal import HalSession
+from vkml.runtime.interrupts import interrupts_held
 
 T = TypeVar("T")
 
@@ -44,25 +45,31 @@ def stoppable(call: Callable[[], T], flag: StopFlag) -> T:
 
     The wait wakes every ``WAKE_SECONDS``: a process-directed SIGINT may land on any thread
     (the worker, one of IREE's), and Python raises it on the main thread only when that thread
-    next runs bytecode. An interrupt while the worker starts stops it too: a daemon thread
-    still inside IREE when Python exits aborts the process."""
+    next runs bytecode. It waits for an event the call sets when it ends, never for the thread:
+    Python 3.11's ``Thread.join``, interrupted while the thread runs, marks it stopped, and a
+    process that then exited with the call still inside IREE aborted. An interrupt while the
+    worker starts is held until it has started, then stops it."""
     if threading.current_thread() is not threading.main_thread():
         return call()
     outcome: dict[str, Any] = {}
+    ended = threading.Event()
 
     def work() -> None:
         try:
             outcome["value"] = call()
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             outcome["error"] = exc
+        finally:
+            ended.set()
 
     worker = threading.Thread(target=work, name="vkml-call", daemon=True)
     try:
-        worker.start()
-        _wait_for(worker)
+        with interrupts_held():  # the worker exists, or the interrupt came before it
+            worker.start()
+        _wait_for(ended)
     except KeyboardInterrupt:
         flag.stop()
-        _wait_out(worker)
+        _wait_out(ended)
         raise
     if "error" in outcome:
         raise outcome["error"]
@@ -70,17 +77,17 @@ def stoppable(call: Callable[[], T], flag: StopFlag) -> T:
     return result
 
 
-def _wait_for(worker: threading.Thread) -> None:
-    while worker.is_alive():
-        worker.join(WAKE_SECONDS)
+def _wait_for(ended: threading.Event) -> None:
+    while not ended.wait(WAKE_SECONDS):
+        pass
 
 
-def _wait_out(worker: threading.Thread) -> None:
+def _wait_out(ended: threading.Event) -> None:
     """Wait for a stopped call to end (within a turn); further interrupts meanwhile are
     dropped, since leaving the call running is what would make the process abort at exit."""
     while True:
         try:
-            _wait_for(worker)
+            _wait_for(ended)
             return
         except KeyboardInterrupt:
             continue
