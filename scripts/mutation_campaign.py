@@ -189,7 +189,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "broadcast: align leading instead of trailing dimensions",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/function_body.py",
         'dims = ", ".join(str(offset + i) for i in range(len(v.shape)))',
         'dims = ", ".join(str(i) for i in range(len(v.shape)))',
         (OPS, RANDOM),
@@ -199,7 +199,7 @@ MUTANTS: tuple[Mutant, ...] = (
         # (Replacing the compare by stablehlo.convert is an equivalent mutant on llvm-cpu,
         # whose f32 -> i1 convert is already x != 0, NaN included; it matters on other targets.)
         "cast: to bool means x > 0 instead of x != 0",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         '            return self.compare("NE", v, zero)',
         '            return self.compare("GT", v, zero)',
         (OPS,),
@@ -252,7 +252,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         # (bool to int keeps its select: a Vulkan matmul read a converted bool as -1)
         "cast: bool to float by convert (IREE's llvm-cpu folds float(b) * inf to 0)",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         '        if v.dtype.kind == "bool":',
         '        if v.dtype.kind == "bool" and not dtype.is_float:',
         ("tests/py/frontend/test_regressions.py",),
@@ -281,7 +281,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "multiply: no fence, so LLVM fuses multiply-add into an FMA",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         '        if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:',
         "        if False:",
         ("tests/py/frontend/test_fma_contraction.py",),
@@ -306,7 +306,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "vulkan: subtrahend not made distinct, so the driver folds x - x to 0",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         '            b = self._opaque(b) if name == "subtract" else self._hide(b)',
         "            b = self._hide(b)",
         (VULKAN,),
@@ -322,7 +322,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- operands of expanded math ops (ADR 0016) -----------------------------------------
     Mutant(
         "exp and kin see a NaN LLVM knows, and fold to 0",
-        "vkml/dialect/builder.py",
+        "vkml/dialect/run_time_fence.py",
         "        if v.dtype.is_float and name not in _ONE_INSTRUCTION:",
         "        if False:",
         ("tests/py/frontend/test_folded_operands.py",),

@@ -11,7 +11,7 @@ Seed 003's ``g.parallel()``, in a builder function::
 
 The rewrite (``vkml.builder.ast_rewrite``) turns each ``with ... .branch() [as b]:`` block into
 a call of ``run_branch`` on a function of the names the block assigns, as it does for an
-``if``. A branch's new values pass through a fusion fence (the ``fence`` op), so the
+``if``. A branch's new values pass through a fusion stop (the ``fusion_stop`` op), so the
 branches are dispatches of their own, and IREE's scheduler, seeing no edge between them,
 runs them side by side in one submission (tests/lit/emit/fork.py shows it in the stream IR);
 leaving the fork is the join. A branch that reads a value another branch of the same fork
@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from typing import Any, Self
 
 from vkml.errors import BuilderError
-from vkml.frontend.control import fence
+from vkml.frontend.control import fusion_stop
 from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
 from vkml.graph.walk import toposort
@@ -74,7 +74,9 @@ class Branch:
     def __init__(self, fork: Fork, number: int) -> None:
         self.fork = fork
         self.number = number
-        self.made: dict[str, Node] = {}  # name -> the fenced node the branch left it bound to
+        self.made: dict[
+            str, Node
+        ] = {}  # name -> the node past the fusion stop the branch left it bound to
         self.waited: set[int] = set()  # ids of the nodes it may read from its siblings
 
     def wait(self, *values: Tensor) -> None:
@@ -99,7 +101,7 @@ def run_branch(
     names: tuple[str, ...], line: int,
 ) -> tuple[Any, ...]:  # fmt: skip
     """Record one branch: ``body(branch, *values)`` gives the new values of ``names``; each
-    new tensor passes through a fence. Refuses a read of another branch's value not
+    new tensor passes through a fusion stop. Refuses a read of another branch's value not
     announced with ``branch.wait``."""
     if not isinstance(branch, Branch):
         raise BuilderError(
@@ -110,13 +112,13 @@ def run_branch(
     new = {n: v for n, old, v in zip(names, values, outs) if isinstance(v, Tensor) and v is not old}
     _check_reads(branch, new, line)
     branch.fork.branches.append(branch)
-    fenced = []
+    stopped = []
     for name, v in zip(names, outs):
         if name in new:
-            v = fence(v)
+            v = fusion_stop(v)
             branch.made[name] = v._node
-        fenced.append(v)
-    return tuple(fenced)
+        stopped.append(v)
+    return tuple(stopped)
 
 
 def _check_reads(branch: Branch, new: dict[str, Tensor], line: int) -> None:

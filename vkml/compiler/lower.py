@@ -22,7 +22,7 @@ from vkml.ops.registry import OPS
 
 # IREE's compile time grows faster than linearly with the ops in one fusion region (a 10,000-op
 # elementwise chain: 58 s as one region, 12 s cut every 500 ops). Every SEGMENT_NODES nodes
-# the live values pass through a fusion fence (vkml.dialect.fences), which bounds the
+# the live values pass through a fusion stop (vkml.dialect.fusion_stops), which bounds the
 # regions at no run-time cost. Graphs smaller than this are not affected.
 SEGMENT_NODES = 500
 
@@ -117,7 +117,7 @@ def emit_schedule(
 
     The side tables (``values``, ``last_use``) are indexed by topological position; nothing
     is written onto the nodes. Every ``SEGMENT_NODES`` emitted nodes the live values pass
-    through a fusion fence (compile time, above).
+    through a fusion stop (compile time, above).
     """
     position: dict[Node, int] = {}
     last_use = [0] * len(schedule)
@@ -148,12 +148,12 @@ def emit_schedule(
             live.discard(dead)
         emitted += 1
         if emitted % SEGMENT_NODES == 0 and len(schedule) - i > 1:
-            # constants need no fence: they are cheap to rematerialise on either side
+            # constants need no fusion stop: they are cheap to rematerialise on either side
             keep = [
                 j for j in sorted(live)
                 if isinstance(values[j], Value) and not b.is_constant(values[j])
             ]  # fmt: skip
-            for j, v in zip(keep, b.fence([values[j] for j in keep])):
+            for j, v in zip(keep, b.stop_fusion([values[j] for j in keep])):
                 values[j] = v
     return values
 

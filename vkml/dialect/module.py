@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from vkml.dialect.fences import SIGNLESS
+from vkml.dialect.fusion_stops import SIGNLESS
 from vkml.dialect.run_time_fence import FENCE_GLOBAL
 from vkml.dialect.types import TensorType, reflection_attr, string_attr
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import ir, parse_module
 from vkml.dialect.types import TensorType
 from vkml.dtypes import DType, to_dtype
@@ -32,10 +32,10 @@ def tensor_type_of(t: ir.Type) -> TensorType:
     return TensorType(tuple(ranked.shape), element_dtype(ranked.element_type))
 
 
-def fence_fusion(value: ir.Value, anchor: ir.Operation, after: bool = True) -> ir.Value:
-    """A new ``FUSION_FENCE`` of ``value``, inserted right after ``anchor`` (or right before
+def stop_fusion(value: ir.Value, anchor: ir.Operation, after: bool = True) -> ir.Value:
+    """A new ``FUSION_STOP`` of ``value``, inserted right after ``anchor`` (or right before
     it); returns the value past it (the caller moves the uses it wants onto it). An unsigned
-    value crosses as its signless bits (``vkml.dialect.fences.SIGNLESS``)."""
+    value crosses as its signless bits (``vkml.dialect.fusion_stops.SIGNLESS``)."""
     point = ir.InsertionPoint.after(anchor) if after else ir.InsertionPoint(anchor)
     with point, anchor.location:
         ranked = ir.RankedTensorType(value.type)
@@ -46,8 +46,8 @@ def fence_fusion(value: ir.Value, anchor: ir.Operation, after: bool = True) -> i
             signless = ir.IntegerType.get_signless(int(element[2:]))
             bits_type = ir.RankedTensorType.get(ranked.shape, signless)
             crossing = _op("stablehlo.bitcast_convert", value, bits_type)
-        fenced = _op(FUSION_FENCE, crossing, crossing.type)
-        return _op("stablehlo.bitcast_convert", fenced, value.type) if unsigned else fenced
+        stopped = _op(FUSION_STOP, crossing, crossing.type)
+        return _op("stablehlo.bitcast_convert", stopped, value.type) if unsigned else stopped
 
 
 def _op(name: str, operand: ir.Value, result: ir.Type) -> ir.Value:

@@ -5,19 +5,35 @@ A value xor the fence is the value, yet IREE and a driver see an unknown: a floa
 behind it is never fused into an FMA (ADR 0007), a literal behind it is never folded with
 the op that reads it, ``a - a`` with its right side mixed with it never cancels (ADR 0009),
 and no polynomial expansion of ``exp`` or ``pow`` sees a NaN it could fold (ADR 0016).
-``FencedOps`` emits those ops; ``FunctionBuilder`` decides where they go.
+``FencedOps`` emits those ops, and the arithmetic and casts that pass through them: with
+``fence_float_ops`` (Vulkan, ADR 0009) no float operation's operand is something a driver
+could fold it with; without it (cpu) only multiplies are fenced.
 """
 
 from __future__ import annotations
 
 from vkml.dialect.structural import StructuralOps
 from vkml.dialect.types import TensorType, Value
-from vkml.dtypes import DType, bool_, int32, int64
+from vkml.dtypes import DType, bool_, float32, int32, int64
 
 # The name of the function argument that carries the fence (always 0 at run time).
 FENCE_ARG = "%fence"
 # In an exported module the fence is this mutable global instead (``vkml.dialect.module``).
 FENCE_GLOBAL = "vkml_fence"
+
+# Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.
+_FLOAT_ARITH = frozenset({"add", "subtract", "multiply", "divide", "power"})
+# Of those, the ones whose result is fenced too: power is a transcendental (log(x ** y) would
+# become y * log(x)); multiply always is (ADR 0007).
+_FENCED_ARITH = frozenset({"power"})
+# Float ops that are one exact instruction on every target. IREE expands the others (exp,
+# sine, logistic, pow, ...) into polynomial code whose float -> integer steps are poison for
+# NaN, and LLVM folded the expansion of a NaN it knew to 0: their operands are opaque (ADR 0016).
+_ONE_INSTRUCTION = frozenset({
+    "abs", "negate", "floor", "ceil", "round_nearest_even", "round_nearest_afz", "sign",
+    "sqrt", "not", "count_leading_zeros", "is_finite",
+})  # fmt: skip
+_EXPANDED_BINARY = frozenset({"power", "atan2"})
 
 
 def fenceable(dtype: DType) -> bool:
@@ -26,9 +42,14 @@ def fenceable(dtype: DType) -> bool:
 
 
 class FencedOps(StructuralOps):
-    """The ops that pass values through the fence, over the structural ops."""
+    """The ops that pass values through the fence, and the arithmetic and casts built on
+    them, over the structural ops."""
+
+    _SCOPED = (*StructuralOps._SCOPED, "_fences", "_hidden", "_opaques")
 
     def __init__(self, fence_float_ops: bool) -> None:
+        super().__init__()
+        self._varying.add(FENCE_ARG)  # the fence is run-time data, as an argument is
         self.fence_float_ops = fence_float_ops
         # the fence is used: an i32 argument (or global) added after all others
         self.uses_fence = False
@@ -38,15 +59,6 @@ class FencedOps(StructuralOps):
         # literals behind the fence, and opaque copies (_opaque), by the value they stand for
         self._hidden: dict[str, Value] = {}
         self._opaques: dict[str, Value] = {}
-
-    def constant(self, value: float | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
-        raise NotImplementedError
-
-    def broadcast(self, v: Value, shape: tuple[int, ...]) -> Value:
-        raise NotImplementedError
-
-    def is_static(self, v: Value) -> bool:
-        raise NotImplementedError
 
     def _bits_type(self, dtype: DType) -> DType:
         """The integer dtype holding a 32- or 64-bit float's bits."""
@@ -165,3 +177,56 @@ class FencedOps(StructuralOps):
                 )
             found = self._fences[key] = self.broadcast(scalar, shape)
         return found
+
+    # -- arithmetic and casts, fenced where a compiler could rewrite them -----------------
+    def convert(self, v: Value, dtype: DType) -> Value:
+        if v.dtype is dtype:
+            return v
+        out = v.type.with_dtype(dtype)
+        if dtype.kind == "bool":  # nonzero is true, as NumPy and PyTorch cast
+            zero = self.broadcast(self.constant(0, v.dtype), v.shape)
+            return self.compare("NE", v, zero)
+        if v.dtype.is_integer and dtype.is_float and dtype.bits == 16:
+            # integers reach 16-bit floats through float32 (IREE's SPIR-V backend cannot
+            # convert i32 -> bf16 directly); exact for every integer a float16 can hold
+            v = self.convert(v, float32)
+        if v.dtype.name == "uint32" and dtype.bits == 64:  # IREE read it in a matmul as signed
+            return self.convert(self.zero_extend(v), dtype)
+        if v.dtype.kind == "bool":
+            # a select: IREE's llvm-cpu made (float(b) * y) (b ? y : 0), losing 0 * inf = NaN,
+            # and a matmul read a converted bool as a signed i1 (true = -1) on Vulkan
+            one = self.broadcast(self.constant(1, dtype), v.shape)
+            return self.select(v, one, self.broadcast(self.constant(0, dtype), v.shape))
+        converted = self.emit(f"stablehlo.convert {v.name} : ({v.type}) -> {out}", out)
+        # a driver cancels float -> int -> float (into trunc, -0.0 kept) and int -> float -> int
+        return self._fenced(converted) if v.dtype.is_float or dtype.is_float else converted
+
+    def prepare(self, v: Value, shape: tuple[int, ...], dtype: DType) -> Value:
+        return self.broadcast(self.convert(v, dtype), shape)
+
+    def unary(self, name: str, v: Value) -> Value:
+        if name == "negate" and self.fence_float_ops and fenceable(v.dtype) and v.dtype.is_float:
+            return self._flip_sign(v)
+        if v.dtype.is_float and name not in _ONE_INSTRUCTION:
+            v = self._opaque(v)
+        out = self.emit(f"stablehlo.{name} {v.name} : {v.type}", v.type)
+        return self._fenced(out) if v.dtype.is_float else out
+
+    def chlo_unary(self, name: str, v: Value) -> Value:
+        """A CHLO elementwise op (``erf``, ``erfc``), which StableHLO does not have."""
+        if v.dtype.is_float:
+            v = self._opaque(v)
+        out = self.emit(f"chlo.{name} {v.name} : {v.type} -> {v.type}", v.type)
+        return self._fenced(out) if v.dtype.is_float else out
+
+    def binary(self, name: str, a: Value, b: Value) -> Value:
+        arith = self.fence_float_ops and name in _FLOAT_ARITH and a.dtype.is_float
+        if name in _EXPANDED_BINARY and a.dtype.is_float:  # ADR 0016: no known operand
+            a, b = self._opaque(a), self._opaque(b)
+        elif arith:  # ADR 0009: no literal for the driver to fold, and never a - a
+            a = self._hide(a)
+            b = self._opaque(b) if name == "subtract" else self._hide(b)
+        out = self.emit(f"stablehlo.{name} {a.name}, {b.name} : {a.type}", a.type)
+        if name == "multiply" and a.dtype.is_float and a.dtype.bits >= 32:
+            return self._unfusable(out)
+        return self._fenced(out) if arith and name in _FENCED_ARITH else out

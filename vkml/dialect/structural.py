@@ -1,12 +1,13 @@
 """The ops a function builder emits that move, select or compare values without float
 arithmetic: nothing here is fenced (ADR 0007, 0009), since no compiler or driver rewrites
-them into something that rounds differently. ``FunctionBuilder`` builds on this class."""
+them into something that rounds differently. They build on ``FunctionBody``; ``FencedOps`` builds on them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vkml.dialect.fences import FUSION_FENCE, SIGNLESS
+from vkml.dialect.function_body import FunctionBody
+from vkml.dialect.fusion_stops import FUSION_STOP, SIGNLESS
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import DType, bool_, int32, int64
 
@@ -14,34 +15,31 @@ _SIGNED = {32: int32, 64: int64}
 _COMPARE_TYPE = {"bool": "UNSIGNED", "int": "SIGNED", "uint": "UNSIGNED", "float": "FLOAT"}
 
 
-class StructuralOps:
+class StructuralOps(FunctionBody):
     """StableHLO data movement, selection, comparison, reduction and contraction, each
     appended to the function being built through ``emit``."""
 
-    def emit(self, text: str, result: TensorType) -> Value:
-        raise NotImplementedError
-
     def barrier(self, values: Sequence[Value]) -> list[Value]:
         """Pass each of ``values`` through a ``stablehlo.optimization_barrier`` of its own:
-        IREE materializes each in a buffer (and waits on the host there: ``fence`` stops
+        IREE materializes each in a buffer (and waits on the host there: ``stop_fusion`` stops
         fusion alone, at no run-time cost). (One barrier of several scalars, read out of
         order, IREE 3.13 miscompiled.)"""
         return [self.emit(f"stablehlo.optimization_barrier {v.name} : {v.type}", v.type)
                 for v in values]  # fmt: skip
 
-    def fence(self, values: Sequence[Value]) -> list[Value]:
-        """Pass each of ``values`` through a fusion fence (``vkml.dialect.fences``): IREE
+    def stop_fusion(self, values: Sequence[Value]) -> list[Value]:
+        """Pass each of ``values`` through a fusion stop (``vkml.dialect.fusion_stops``): IREE
         fuses nothing across one, so it bounds the dispatches formed on either side, and
         both sides stay in one queue submission. An unsigned value crosses as its signless
-        bits (IREE 3.13 cannot legalize a fence of ``ui32``)."""
+        bits (IREE 3.13 cannot legalize a fusion stop of ``ui32``)."""
         out = []
         for v in values:
             signless = SIGNLESS.get(v.dtype)
             bits = v if signless is None else self.bitcast(v, signless)
-            fenced = self.emit(
-                f"{FUSION_FENCE} {bits.name} : {bits.type} -> {bits.type}", bits.type
+            stopped = self.emit(
+                f"{FUSION_STOP} {bits.name} : {bits.type} -> {bits.type}", bits.type
             )
-            out.append(fenced if signless is None else self.bitcast(fenced, v.dtype))
+            out.append(stopped if signless is None else self.bitcast(stopped, v.dtype))
         return out
 
     def compare(self, direction: str, a: Value, b: Value) -> Value:
@@ -103,6 +101,13 @@ class StructuralOps:
     def element(self, v: Value, index: int) -> Value:
         """Element ``index`` of a 1-d ``v``, as a 0-d value."""
         return self.reshape(self.slice(v, [index], [index + 1], [1]), ())
+
+    def number(self, table: Value, index: int) -> Value:
+        """Entry ``index`` of a table of Python numbers (an argument), as a 0-d value whose
+        broadcasts are emitted once per shape."""
+        value = self.element(table, index)
+        self._spread[(value.name, ())] = value
+        return value
 
     def bitcast(self, v: Value, dtype: DType) -> Value:
         out = v.type.with_dtype(dtype)

@@ -17,11 +17,11 @@ from vkml.graph.node import Node
 Arm = Callable[..., Any]
 
 
-def fence(x: Tensor) -> Tensor:
+def fusion_stop(x: Tensor) -> Tensor:
     """``x``, computed in dispatches of its own: IREE fuses nothing across the boundary
     (the end of a graph builder's fork branch; ``vkml.ops.control``)."""
     node = x._node
-    return Tensor(Node("fence", node.dtype, node.shape, (node,), (), node.device))
+    return Tensor(Node("fusion_stop", node.dtype, node.shape, (node,), (), node.device))
 
 
 def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:

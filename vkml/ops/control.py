@@ -15,7 +15,7 @@ puts in the body (several predicated turns at once) decides how many host turns 
 The reference device runs the loop in Python. No gradient rules yet: the graph builder
 (issue 10) brings reverse mode through regions.
 
-``fence(x)`` is ``x``, with a boundary IREE fuses nothing across (``vkml.dialect.fences``):
+``fusion_stop(x)`` is ``x``, with a boundary IREE fuses nothing across (``vkml.dialect.fusion_stops``):
 what the graph builder puts at the end of each branch of a fork, so that the branches are
 dispatches of their own that IREE can run side by side in one submission. Bit-exact, and its
 gradient is the gradient it receives.
@@ -29,7 +29,7 @@ from vkml.ops.emitters import common as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 
-def grad_fence(node: Node, g: Handle, f: Algebra) -> Grads:
+def grad_fusion_stop(node: Node, g: Handle, f: Algebra) -> Grads:
     return (g,)
 
 
@@ -37,5 +37,12 @@ CONTROL: dict[str, OpDef] = table(
     OpDef("cond", rules.control, emit.emit_cond, ref.cond, True),
     OpDef("while", rules.control, emit.emit_while, ref.while_loop, True),
     OpDef("result", rules.control, emit.emit_result, ref.result, True),
-    OpDef("fence", rules.fence, emit.emit_fence, ref.identity, True, gradient=grad_fence),
+    OpDef(
+        "fusion_stop",
+        rules.fusion_stop,
+        emit.emit_fusion_stop,
+        ref.identity,
+        True,
+        gradient=grad_fusion_stop,
+    ),
 )

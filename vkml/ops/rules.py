@@ -167,6 +167,6 @@ sort = ShapeRule("sort", "one operand ordered along one axis; its shape; int64 p
 control = ShapeRule(
     "control", "a bool condition and operands, with regions over the operands; the regions' result"
 )
-fence = ShapeRule(
-    "fence", "one operand, passed on unchanged: its shape and dtype (a boundary of fusion)"
+fusion_stop = ShapeRule(
+    "fusion_stop", "one operand, passed on unchanged: its shape and dtype (a boundary of fusion)"
 )

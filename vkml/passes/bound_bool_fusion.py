@@ -11,9 +11,9 @@ exponentially often: 144 chained ``vkml.cond`` of bools (433 ops) ran IREE's com
 Invariant: within a block, no boolean value read by more than one op (other than the
 terminator) has a fused cone of more than ``LIMIT`` boolean producers, counted with
 repetition (the op copies IREE's fusion would make of it in each reader). Where one would,
-its readers read it through a fusion fence (``vkml.dialect.fences``, IREE's
+its readers read it through a fusion stop (``vkml.dialect.fusion_stops``, IREE's
 ``compute_barrier``): the value is computed once and stored, and each reader's cone starts
-there. What is returned reads the value itself. The values are unchanged and the fences
+there. What is returned reads the value itself. The values are unchanged and the fusion stops
 cost nothing at run time: the 40-step chain of the tests compiles to one queue submission
 with them, to 20 (each a host wait) with ``stablehlo.optimization_barrier`` in their place.
 A round trip through ``i8`` instead was seen through by IREE's canonicalizer, and a
@@ -24,9 +24,9 @@ contexts").
 
 from __future__ import annotations
 
-from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import fence_fusion, find_ops
+from vkml.dialect.rewrite import find_ops, stop_fusion
 
 ARGUMENT = "vkml-bound-bool-fusion"
 DESCRIPTION = "store a boolean where IREE would copy a large fused cone into each reader"
@@ -56,9 +56,9 @@ def _readers(value: ir.Value) -> list[ir.Operation]:
 
 def _store(op: ir.Operation, value: ir.Value) -> ir.Value:
     """Route the readers of ``value`` (not a terminator: a returned value stays as it is)
-    through a fusion fence; returns the value they read."""
+    through a fusion stop; returns the value they read."""
     readers = _readers(value)
-    kept = fence_fusion(value, op)
+    kept = stop_fusion(value, op)
     for reader in readers:
         for i, operand in enumerate(reader.operands):
             if operand == value:

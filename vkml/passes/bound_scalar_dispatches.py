@@ -8,13 +8,13 @@ exceeding device limit 32" on lavapipe), so the module could not even be loaded.
 
 Invariant: after this pass, between two cuts of a function's body at most ``GROUP`` of the
 one-element values it returns are computed. At each cut, every one-element value computed
-before and used after passes through a fusion fence of its own
-(``vkml.dialect.fences``), and the ops after it read the fences' results. A cut
+before and used after passes through a fusion stop of its own
+(``vkml.dialect.fusion_stops``), and the ops after it read the fusion stops' results. A cut
 is only made where at most one of those values is computed from after it (the rest are only
 returned): IREE 3.13 gave wrong values for chains that read several across a cut (with
-fences as with ``stablehlo.optimization_barrier``), so such a function is cut further on or
+fusion stops as with ``stablehlo.optimization_barrier``), so such a function is cut further on or
 not at all, and IREE's refusal to load it is then the error. IREE fuses nothing across a
-fence, so each group is a dispatch of its own, and all of them stay in one queue submission
+fusion stop, so each group is a dispatch of its own, and all of them stay in one queue submission
 (the optimization barriers this pass used until 2026-12-05 were a host wait each). A
 function that returns ``GROUP`` or fewer such values is left alone.
 """
@@ -22,7 +22,7 @@ function that returns ``GROUP`` or fewer such values is left alone.
 from __future__ import annotations
 
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import fence_fusion, find_ops
+from vkml.dialect.rewrite import find_ops, stop_fusion
 
 ARGUMENT = "vkml-bound-scalar-dispatches"
 DESCRIPTION = "split functions returning many one-element values into dispatches of <= 32 bindings"
@@ -82,9 +82,9 @@ def _cut_function(func: ir.Operation) -> None:
         pending = 0
         if not live:
             continue
-        # one fence per value: IREE 3.13 miscompiled one barrier of several scalars read
+        # one fusion stop per value: IREE 3.13 miscompiled one barrier of several scalars read
         # out of order (a wrong answer)
-        through = {v: fence_fusion(v, ops[i + 1], after=False) for v in live}
+        through = {v: stop_fusion(v, ops[i + 1], after=False) for v in live}
         for o in after:
             for k, operand in enumerate(o.operands):
                 if operand in through:

@@ -10,10 +10,10 @@ write the staged value and those that read it (``vkml.compiler.workgroup_races``
 such dispatches after a compile). The values so staged were computed in the reading dispatch:
 elementwise producers IREE fused into it, and widening conversions (float16 to float32),
 which IREE clones into every dispatch that reads them, even from a stored value. So this pass
-puts a fusion fence on every computed operand of those ops, and after every transpose (IREE
+puts a fusion stop on every computed operand of those ops, and after every transpose (IREE
 moves transposes past elementwise ops) and every widening conversion; a ``dot_general`` of
-operands narrower than its result reads them converted and stored. A fence costs no queue
-operation, only the stored value (``vkml.dialect.fences``).
+operands narrower than its result reads them converted and stored. A fusion stop costs no queue
+operation, only the stored value (``vkml.dialect.fusion_stops``).
 
 Not in the default pipeline: most modules have no such dispatch, and keep the fusion.
 ``vkml.compiler.compile`` adds it when the check finds a race.
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 
-from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import fence_fusion, find_ops
+from vkml.dialect.rewrite import find_ops, stop_fusion
 
 ARGUMENT = "vkml-isolate-relayouts"
 DESCRIPTION = "read relayouts and contractions from stored values, store widened values"
@@ -39,7 +39,7 @@ RELAYOUTS = frozenset(
         "stablehlo.dot_general",
     }
 )
-# a value of these is stored or folded already: no fence needed
+# a value of these is stored or folded already: no fusion stop needed
 _STORED = FUSION_STOPS | {"stablehlo.constant"}
 
 
@@ -49,23 +49,23 @@ def may_change(text: str) -> bool:
     return any(f"{name} " in text for name in (*RELAYOUTS, "stablehlo.convert"))
 
 
-def _fence_operands(op: ir.Operation) -> None:
+def _isolate_operands(op: ir.Operation) -> None:
     for i, source in enumerate(list(op.operands)):
         owner = source.owner
         if not isinstance(owner, ir.Block) and owner.name not in _STORED:
-            op.operands[i] = fence_fusion(source, op, after=False)
+            op.operands[i] = stop_fusion(source, op, after=False)
 
 
-def _fence_result(op: ir.Operation) -> None:
+def _isolate_result(op: ir.Operation) -> None:
     result = op.results[0]
     readers = [use.owner for use in result.uses]
     if not readers:
         return
-    fenced = fence_fusion(result, op)
+    stopped = stop_fusion(result, op)
     for reader in readers:
         for i, operand in enumerate(reader.operands):
             if operand == result:
-                reader.operands[i] = fenced
+                reader.operands[i] = stopped
 
 
 def _widens(op: ir.Operation) -> bool:
@@ -98,16 +98,16 @@ def _widen_operands(op: ir.Operation) -> None:
             widened = ir.Operation.create(
                 "stablehlo.convert", results=[wide], operands=[source]
             ).result
-        op.operands[i] = fence_fusion(widened, op, after=False)
+        op.operands[i] = stop_fusion(widened, op, after=False)
 
 
 def run(module: ir.Operation) -> None:
-    """Fence the operands of every relayout of ``module``, and the result of a transpose
+    """Stop fusion of the operands of every relayout of ``module``, and the result of a transpose
     and of a widening conversion."""
     for op in find_ops(module, lambda o: o.name in RELAYOUTS or _widens(o)):
         if op.name == "stablehlo.dot_general":
             _widen_operands(op)
         if op.name in RELAYOUTS:
-            _fence_operands(op)
+            _isolate_operands(op)
         if op.name == "stablehlo.transpose" or _widens(op):
-            _fence_result(op)
+            _isolate_result(op)

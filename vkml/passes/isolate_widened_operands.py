@@ -12,18 +12,18 @@ IREE its 16-bit operands, which the matmul widens as it reads them.
 
 Invariant: no ``stablehlo.dot_general`` operand is computed, through ops IREE fuses, from a
 non-constant, non-scalar value of a narrower element type; where one was, it passes through a
-fusion fence (``vkml.dialect.fences``: IREE's dispatch formation fuses and
+fusion stop (``vkml.dialect.fusion_stops``: IREE's dispatch formation fuses and
 clones nothing across it), so the widening runs in a dispatch of its own and the matmul reads
-the result from memory. The fence costs no queue operation: until 2026-12-05 this pass used
+the result from memory. The fusion stop costs no queue operation: until 2026-12-05 this pass used
 ``stablehlo.optimization_barrier``, which IREE 3.13 turns into a host wait between two
 submissions (~1 ms on an H200).
 """
 
 from __future__ import annotations
 
-from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import ir
-from vkml.dialect.rewrite import fence_fusion, find_ops
+from vkml.dialect.rewrite import find_ops, stop_fusion
 
 ARGUMENT = "vkml-isolate-widened-operands"
 DESCRIPTION = "give each matmul operand widened from narrower data its own dispatch (Vulkan)"
@@ -73,4 +73,4 @@ def run(module: ir.Operation) -> None:
             narrowest = _narrowest_input(operand)
             if narrowest is None or narrowest >= _bits(operand.type):
                 continue
-            dot.operands[i] = fence_fusion(operand, dot, after=False)
+            dot.operands[i] = stop_fusion(operand, dot, after=False)

@@ -16,15 +16,15 @@ from typing import Any
 # IREE's llvm-cpu codegen ran a native integer reduce of a folded constant once instead of
 # once per element (a wrong sum; see the pass), and lavapipe caps the loop a native one is.
 # The scalar cut is not about numbers: it keeps IREE's scalar dispatches under its 32 bindings.
-# The last passes see what every other pass emitted: the fence of integer results read
+# The last passes see what every other pass emitted: the fusion stop of results read
 # further (IREE mapped a fused chain of them onto the wrong values), the boolean bound
 # (compile time: IREE copies boolean producers into each reader), one operand for a value an
-# op reads twice across a fence (after every pass that fences: IREE's SPIR-V backend fails
+# op reads twice across a fusion stop (after every pass that adds one: IREE's SPIR-V backend fails
 # on the copy such an op folds to) and the NaN verifier.
 LAST: tuple[str, ...] = (
-    "vkml-fence-reused-results",
+    "vkml-isolate-reused-results",
     "vkml-bound-bool-fusion",
-    "vkml-unify-fenced-operands",
+    "vkml-unify-equal-operands",
     "vkml-verify-nan-semantics",
 )
 PIPELINE: tuple[str, ...] = (
@@ -53,7 +53,7 @@ LOOP_CAP_PASSES: tuple[str, ...] = ("vkml-split-contractions",)
 
 # The Vulkan recompile of a module whose dispatches could race on workgroup memory (see
 # vkml.compiler.workgroup_races): after the Vulkan passes, before the last ones (which must
-# see its fences).
+# see its fusion stops).
 ISOLATE_RELAYOUTS = "vkml-isolate-relayouts"
 
 

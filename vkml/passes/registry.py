@@ -12,15 +12,15 @@ from vkml.passes import (
     bound_bool_fusion,
     bound_scalar_dispatches,
     exact_divide,
-    fence_reused_results,
     isolate_relayouts,
+    isolate_reused_results,
     isolate_widened_operands,
     pairwise_extremes,
     pairwise_integer_reductions,
     pairwise_reductions,
     soft_f16,
     split_contractions,
-    unify_fenced_operands,
+    unify_equal_operands,
     verify_nan_semantics,
     vulkan_nan,
 )
@@ -44,8 +44,8 @@ PASSES: dict[str, ModuleType] = {
     isolate_widened_operands.ARGUMENT: isolate_widened_operands,
     bound_scalar_dispatches.ARGUMENT: bound_scalar_dispatches,
     bound_bool_fusion.ARGUMENT: bound_bool_fusion,
-    fence_reused_results.ARGUMENT: fence_reused_results,
-    unify_fenced_operands.ARGUMENT: unify_fenced_operands,
+    isolate_reused_results.ARGUMENT: isolate_reused_results,
+    unify_equal_operands.ARGUMENT: unify_equal_operands,
     isolate_relayouts.ARGUMENT: isolate_relayouts,
 }
 

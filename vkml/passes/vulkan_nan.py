@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vkml.dialect.builder import FunctionBuilder
-from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import ir
 from vkml.dialect.nan_bits import (
     is_below,

@@ -2,7 +2,7 @@
 
 // v[k+1] = v[k] & ~v[k]: each boolean is read twice, so the cone IREE would copy into a
 // reader doubles each step (1 + c + (c + 1) producers). v5's is 62 > 32: its two readers read
-// it through a fusion fence (IREE's compute barrier), where v6's cone starts again.
+// it through a fusion stop (IREE's compute barrier), where v6's cone starts again.
 // CHECK-LABEL: func.func @doubling_chain
 func.func @doubling_chain(%v0: tensor<4xi1>) -> tensor<4xi1> {
   %n1 = stablehlo.not %v0 : tensor<4xi1>

@@ -1,7 +1,7 @@
 // RUN: %vkml-opt %s --split-input-file --pass vkml-isolate-relayouts | filecheck %s
 
 // A transpose of a computed value (here widened, so stored for every reader) reads it across
-// a fence, and its readers read it across another: no dispatch computes a value and reads it
+// a fusion stop, and its readers read it across another: no dispatch computes a value and reads it
 // transposed.
 // CHECK-LABEL: func.func @computed
 func.func @computed(%x: tensor<3x7xf16>) -> (tensor<7x3xf32>, tensor<3x7xf32>) {
@@ -21,7 +21,7 @@ func.func @computed(%x: tensor<3x7xf16>) -> (tensor<7x3xf32>, tensor<3x7xf32>) {
 // -----
 
 // A transpose of an argument reads the argument (already stored); an unsigned result
-// crosses its fence as signless bits.
+// crosses its fusion stop as signless bits.
 // CHECK-LABEL: func.func @argument_unsigned
 func.func @argument_unsigned(%x: tensor<2x5xui32>) -> tensor<5x2xui32> {
   %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x5xui32>) -> tensor<5x2xui32>
@@ -36,7 +36,7 @@ func.func @argument_unsigned(%x: tensor<2x5xui32>) -> tensor<5x2xui32> {
 
 // -----
 
-// A broadcast and a reverse read a computed operand across a fence; their results are not
+// A broadcast and a reverse read a computed operand across a fusion stop; their results are not
 // stored (a broadcast's may be large). A constant operand is left alone.
 // CHECK-LABEL: func.func @broadcast_reverse
 func.func @broadcast_reverse(%x: tensor<3xf16>) -> (tensor<2x3xf16>, tensor<3xf16>, tensor<2x3xf32>) {

@@ -14,7 +14,7 @@ import pytest
 
 import vkml
 from vkml.frontend import functions, grad_mode
-from vkml.frontend.control import fence
+from vkml.frontend.control import fusion_stop
 from vkml.ops.registry import OPS
 
 Fn = Callable[..., vkml.Tensor]
@@ -116,7 +116,12 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ("sum-keepdims", "sum", lambda a: a.sum(axis=(0, 2), keepdims=True), [signed(2, 3, 4)]),
     ("mean", "sum", lambda a: a.mean(axis=1), [signed(2, 3, 4)]),
     ("cumsum", "cumsum", lambda a: a.cumsum(axis=1), [signed(2, 5, 3)]),
-    ("fence", "fence", lambda a, b: fence(a * b) * a, [signed(2, 3), signed(2, 3)]),
+    (
+        "fusion_stop",
+        "fusion_stop",
+        lambda a, b: fusion_stop(a * b) * a,
+        [signed(2, 3), signed(2, 3)],
+    ),
     ("prod", "prod", lambda a: a.prod(axis=1), [signed(2, 3, 4)]),
     # a slice with one zero (the product of the others flows to it) and one with two (none)
     (

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 import vkml
-from vkml.frontend.control import fence
+from vkml.frontend.control import fusion_stop
 from vkml.frontend.functions import place_at, scatter_add
 from vkml.ops import rules
 from vkml.ops.registry import OPS
@@ -330,15 +330,15 @@ def while_(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> v
     return vkml.while_loop(lambda i, v: i < turns, lambda i, v: (i + 1, step(v)), start, x)[1]
 
 
-def fenced(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
-    """``x`` through a fusion fence (the end of a graph builder's fork branch)."""
-    return fence(x)
+def fusion_stopped(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """``x`` through a fusion stop (the end of a graph builder's fork branch)."""
+    return fusion_stop(x)
 
 
 STEPS: dict[str, StepFn] = {
     "binary": binary, "scalar": scalar, "compare": compare, "where": where, "unary": unary,
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
-    "creation": creation, "cond": cond, "while": while_, "gather": gather, "fence": fenced,
+    "creation": creation, "cond": cond, "while": while_, "gather": gather, "fusion_stop": fusion_stopped,
     "position": position,
 }  # fmt: skip

@@ -310,7 +310,7 @@ FENCED_TWICE = [
         (Input("float64", (1, 1, 4, 5), "special", 402),),
         (
             Step("view", 111, 179, 18, ()), Step("bitcast", 95, 193, 127, ()),
-            Step("fence", 20, 0, 17, (220, 42, 237, 13, 175, 149)),
+            Step("fusion_stop", 20, 0, 17, (220, 42, 237, 13, 175, 149)),
             Step("bitwise", 255, 235, 61, (1, 186, 243, 255, 120)),
             Step("bitwise", 78, 120, 205, (0, 34, 87, 127, 90, 122)),
             Step("softmax", 168, 0, 10, (208, 221)), Step("bitwise", 221, 55, 162, (26,)),
@@ -343,7 +343,7 @@ def test_an_op_reading_a_value_and_its_fenced_copy_compiles(name: str, case: Cas
     """IREE 3.13's SPIR-V backend failed on these graphs ("failed to legalize operation
     'hal.interface.binding.subspan'"): an ``and`` of a fenced bit cast and the bit cast
     became a dispatch reading one buffer twice, which folded to a plain copy
-    (vkml-unify-fenced-operands now gives the op one operand)."""
+    (vkml-unify-equal-operands now gives the op one operand)."""
     ref, _ = oracles([case])
     assert run_device(ref, vkml.device(name), Tally()) == []
 
@@ -386,7 +386,7 @@ TAN_NEAR_A_POLE = Case(
         Step("bitcast", 132, 243, 149, (57, 119, 6, 66, 92)),
         Step("softmax", 223, 52, 144, (1, 39, 28, 103, 33, 255)),
         Step("reduce", 109, 97, 132, (0, 53, 249, 68, 221)), Step("while", 205, 81, 167, ()),
-        Step("fence", 241, 26, 0, ()),
+        Step("fusion_stop", 241, 26, 0, ()),
     ),
     observe=(167, 27, 71),
 )  # fmt: skip
@@ -428,7 +428,7 @@ CONSTANT_IN_LOOPS = Case(
 @pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
 def test_a_constant_result_read_in_device_loops_compiles(name: str) -> None:
     """Lavapipe's compile failed ("'stream.async.splat' op : streamable op expected to be in
-    an execution region"): vkml-fence-reused-results fenced the constant, which IREE
+    an execution region"): vkml-isolate-reused-results fenced the constant, which IREE
     then could not place inside the loops; constants are no longer fenced."""
     ref, _ = oracles([CONSTANT_IN_LOOPS])
     assert run_device(ref, vkml.device(name), Tally()) == []
@@ -487,7 +487,7 @@ NAN_THROUGH_A_BIT_CAST = Case(
         Step("softmax", 92, 125, 177, (6, 230, 133, 218, 79, 51)), Step("concat", 212, 109, 27, (108,)),
         Step("bitcast", 146, 1, 45, (2,)), Step("gather", 255, 130, 221, (42, 233, 12, 252, 42, 150)),
         Step("scalar", 102, 193, 176, ()), Step("view", 0, 109, 54, (74, 252)),
-        Step("fence", 103, 172, 125, (147, 172)), Step("gather", 67, 194, 95, (118, 181, 191, 145)),
+        Step("fusion_stop", 103, 172, 125, (147, 172)), Step("gather", 67, 194, 95, (118, 181, 191, 145)),
     ),
 )  # fmt: skip
 
@@ -525,7 +525,7 @@ COMMUTED_SUMS = Case(
 def test_float_results_equal_up_to_operand_order_keep_their_values(name: str) -> None:
     """A wrong answer on cpu and lavapipe: ``v8 + v12`` came back as ``v12`` (12.5 for 20.0).
     IREE merged it with ``v12 + v8`` in the fused chain and mapped the results wrongly; float
-    results read further are now fenced as integer ones were (vkml-fence-reused-results)."""
+    results read further are now fenced as integer ones were (vkml-isolate-reused-results)."""
     ref, _ = oracles([COMMUTED_SUMS])
     assert run_device(ref, vkml.device(name), Tally()) == []
 
@@ -571,7 +571,7 @@ EXP_OF_A_RESULT = Case(
 @pytest.mark.parametrize("name", ["cpu", "vulkan:0"])
 def test_exp_of_a_result_read_further_keeps_its_nans(name: str) -> None:
     """cpu gave 0 for exp(NaN / 1) while only integer results read further were fenced: IREE
-    mapped the result onto another value of its fused chain (vkml-fence-reused-results)."""
+    mapped the result onto another value of its fused chain (vkml-isolate-reused-results)."""
     ref, _ = oracles([EXP_OF_A_RESULT])
     assert run_device(ref, vkml.device(name), Tally()) == []
 
@@ -584,7 +584,7 @@ MEAN_OF_NOTHING = Case(
         Step("creation", 215, 213, 94, ()), Step("softmax", 127, 73, 83, (139, 0, 214, 235, 144)),
         Step("scalar", 80, 7, 53, (37, 188, 35, 107, 232)), Step("cast", 210, 168, 29, (20, 35, 90)),
         Step("bitwise", 112, 36, 134, ()), Step("concat", 162, 18, 254, (86, 229, 225, 115, 140, 52)),
-        Step("reduce", 120, 234, 41, (73, 125, 241, 53)), Step("fence", 245, 77, 47, (28, 169, 0)),
+        Step("reduce", 120, 234, 41, (73, 125, 241, 53)), Step("fusion_stop", 245, 77, 47, (28, 169, 0)),
     ),
 )  # fmt: skip
 
@@ -602,7 +602,7 @@ POW_OF_A_KNOWN_NAN = Case(
     (Input("int64", (), "special", 65536), Input("int64", (), "integral", 1086)),
     (
         Step("scalar", 142, 1, 37, (85, 133, 10)), Step("binary", 218, 212, 247, (216, 176, 20, 216)),
-        Step("scalar", 131, 254, 185, (139,)), Step("fence", 252, 114, 252, (176, 200, 133, 2, 241, 52)),
+        Step("scalar", 131, 254, 185, (139,)), Step("fusion_stop", 252, 114, 252, (176, 200, 133, 2, 241, 52)),
         Step("creation", 145, 11, 126, ()), Step("bounded", 180, 92, 75, ()),
         Step("bitcast", 50, 223, 145, (227, 11, 158, 154)), Step("bitwise", 185, 158, 255, ()),
         Step("bitwise", 252, 51, 232, (106,)), Step("compare", 32, 27, 145, ()),

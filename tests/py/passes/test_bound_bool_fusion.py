@@ -8,7 +8,7 @@ import pytest
 from support.numerics import assert_bit_exact
 
 import vkml
-from vkml.dialect.fences import FUSION_STOPS
+from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import compile_stablehlo, ir, parse_module
 from vkml.passes import bound_bool_fusion
 from vkml.passes.pipeline import run_passes
@@ -58,7 +58,7 @@ def test_a_chain_of_conditions_on_booleans_has_bounded_cones() -> None:
 
 def test_the_fences_keep_the_graph_in_one_queue_submission() -> None:
     """IREE's stream IR of the chain after every vkml pass: one execution region and one host
-    wait (the result's). A ``stablehlo.optimization_barrier`` in each fence's place gives
+    wait (the result's). A ``stablehlo.optimization_barrier`` in each fusion stop's place gives
     20 of each here, every one a host round trip on a GPU (~1 ms on an H200)."""
     text = vkml.emit_mlir(*_cond_chain(40, vkml.cpu), passes=True)
     assert text.count("compute_barrier.end") >= 10

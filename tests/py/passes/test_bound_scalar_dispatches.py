@@ -8,7 +8,7 @@ import pytest
 
 import vkml
 from vkml.compiler.target import CPU_TARGET
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import compile_stablehlo
 from vkml.errors import InvocationError
 from vkml.passes import bound_scalar_dispatches
@@ -31,10 +31,10 @@ def _chain(n: int, shape: tuple[int, ...] = ()) -> list[vkml.Tensor]:
 
 
 def _barriers(text: str) -> int:
-    """The cuts in ``text``: runs of fence lines (one fence per value crossing)."""
+    """The cuts in ``text``: runs of fusion stop lines (one fusion stop per value crossing)."""
     runs, before = 0, False
     for line in text.splitlines():
-        barrier = FUSION_FENCE in line
+        barrier = FUSION_STOP in line
         runs += barrier and not before
         before = barrier
     return runs
@@ -60,8 +60,8 @@ def test_a_chain_reading_across_cuts_is_never_a_wrong_answer(device: str) -> Non
     scalars computed from across a cut; in raw StableHLO one barrier of (a, x0..x4) read as
     #0 and #5 gave 7 for 11. The pass does not cut such a chain; realize computes it in
     parts where IREE refuses to load it. The chain folds onto earlier values (x ^ a ^ a),
-    which IREE also maps onto wrong results uncut, even at 6 steps: vkml-fence-reused-
-    results (test_fence_reused_results.py) keeps it right."""
+    which IREE also maps onto wrong results uncut, even at 6 steps: vkml-fusion stop-reused-
+    results (test_isolate_reused_results.py) keeps it right."""
     got = _reaching_back(3 * GROUP, device)
     try:
         vkml.realize(*got)
@@ -76,7 +76,7 @@ def test_a_chain_reading_across_cuts_is_never_a_wrong_answer(device: str) -> Non
 
 def test_every_barrier_holds_one_value() -> None:
     text = run_passes(vkml.emit_mlir(*_chain(3 * GROUP)), PASS)
-    lines = [line for line in text.splitlines() if FUSION_FENCE in line]
+    lines = [line for line in text.splitlines() if FUSION_STOP in line]
     assert lines and all(":" not in line.split("=")[0] for line in lines)
     assert not _barriers(run_passes(vkml.emit_mlir(*_reaching_back(3 * GROUP, "cpu")), PASS))
 

@@ -6,7 +6,7 @@ import numpy as np
 
 import vkml
 from vkml.compiler.target import vulkan_target
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import compile_stablehlo
 from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import VULKAN_PASSES, pipeline_for
@@ -15,7 +15,7 @@ PASS = ("vkml-isolate-widened-operands",)
 
 
 def _barriers(*roots: vkml.Tensor) -> int:
-    return run_passes(vkml.emit_mlir(*roots), PASS).count(FUSION_FENCE)
+    return run_passes(vkml.emit_mlir(*roots), PASS).count(FUSION_STOP)
 
 
 def test_an_operand_widened_and_computed_on_passes_through_a_fence() -> None:
@@ -44,7 +44,7 @@ def test_the_fence_costs_no_queue_submission() -> None:
     )
     flags = [*vulkan_target("llvmpipe", float64=False).flags, "--compile-to=stream"]
     stream = compile_stablehlo(text, "vulkan-spirv", flags, timeout=300).decode()
-    assert text.count(FUSION_FENCE) == 1
+    assert text.count(FUSION_STOP) == 1
     assert stream.count("stream.cmd.execute") == 1
     assert stream.count("stream.timepoint.await") == 1
 

@@ -32,7 +32,7 @@ def test_the_orders_per_target() -> None:
     assert isolated.index(pipelines.ISOLATE_RELAYOUTS) < isolated.index(pipelines.LAST[0])
     assert set(isolated) - set(vulkan) == {pipelines.ISOLATE_RELAYOUTS}
     assert pipelines.ISOLATE_RELAYOUTS not in pipelines.pipeline_for("llvm-cpu")
-    assert "vkml-unify-fenced-operands" in pipelines.PIPELINE
+    assert "vkml-unify-equal-operands" in pipelines.PIPELINE
     # integer reductions are trees on every target (IREE's llvm-cpu miscompiles a native one)
     for passes in (pipelines.PIPELINE, vulkan, capped):
         assert "vkml-pairwise-integer-reductions" in passes

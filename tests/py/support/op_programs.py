@@ -13,7 +13,7 @@ import numpy as np
 import vkml
 from support.numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 from vkml.frontend import functions
-from vkml.frontend.control import fence
+from vkml.frontend.control import fusion_stop
 from vkml.ops import rules
 from vkml.ops.registry import OPS
 
@@ -131,10 +131,10 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
             (lambda x, y: vkml.maximum(x, y) * x) if number else (lambda x, y: x == y),
             t["a"], t["b"],
         ))  # fmt: skip
-    # a fork branch's end (the graph builder's): the value through a fusion fence, then used
-    p["fence"] = (
-        "fence",
-        lambda t: fence(t["a"]) if not number else fence(t["a"] + t["b"]) * t["a"],
+    # a fork branch's end (the graph builder's): the value through a fusion stop, then used
+    p["fusion_stop"] = (
+        "fusion_stop",
+        lambda t: fusion_stop(t["a"]) if not number else fusion_stop(t["a"] + t["b"]) * t["a"],
     )
     # a loop on the device: double (or negate, for bool) until the first element's value has
     # been seen three times; each carried value read back by a result node

@@ -231,11 +231,11 @@ def emit_result(
     return value
 
 
-def emit_fence(
+def emit_fusion_stop(
     b: FunctionBuilder, xs: Sequence[Value], out: TensorType, attrs: Mapping[str, Any]
 ) -> Value:
-    """``xs[0]`` through a fusion fence (``vkml.dialect.fences``)."""
-    return b.fence([xs[0]])[0]
+    """``xs[0]`` through a fusion stop (``vkml.dialect.fusion_stops``)."""
+    return b.stop_fusion([xs[0]])[0]
 
 
 def emit_astype(
@@ -341,7 +341,7 @@ def emit_matmul(
     16-bit operands go into the ``dot_general`` as they are (except in a product over one
     element, below), with a float32 result: the widening happens inside the matmul
     (``linalg.matmul`` extends each element it reads).
-    Widened outside, the convert and its fence would be a producer IREE 3.13 fuses into the
+    Widened outside, the convert and its float fence would be a producer IREE 3.13 fuses into the
     matmul's dispatch, which its Vulkan code shares through workgroup memory without a
     barrier: wrong sums on lavapipe (``tests/py/frontend/test_matmul_operands.py``).
     """
@@ -354,11 +354,11 @@ def emit_matmul(
     # a product over one element IREE turns into a multiply of broadcasts, which it cannot do
     # on mixed types; and its Vulkan code for that multiply of bfloat16 rows widened in the
     # same dispatch staged them in workgroup memory with no barrier (fuzz sitting 16): the
-    # operands are widened in dispatches of their own (fusion fences, no run-time cost)
+    # operands are widened in dispatches of their own (fusion stops, no run-time cost)
     outer = x.shape[-1] == 1
     operand = acc if outer else out.dtype
     x = b.prepare(x, batch + x.shape[-2:], operand)
     y = b.prepare(y, batch + y.shape[-2:], operand)
     if outer and acc is not out.dtype:
-        x, y = b.fence([x, y])
+        x, y = b.stop_fusion([x, y])
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)

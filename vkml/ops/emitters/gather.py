@@ -123,8 +123,8 @@ def emit_index_at(
     )
     # in a dispatch of its own: IREE 3.13's llvm-cpu failed to translate the gather fused
     # with a slice, a broadcast and a transpose of its result ("unrealized_conversion_cast")
-    (fenced,) = b.fence([row])
-    return fenced
+    (stopped,) = b.stop_fusion([row])
+    return stopped
 
 
 def emit_place_at(

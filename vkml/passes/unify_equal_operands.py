@@ -1,34 +1,34 @@
-"""Give an op that reads one value twice, once through a fusion fence, the same operand twice:
+"""Give an op that reads one value twice, once through a fusion stop, the same operand twice:
 IREE 3.13's SPIR-V backend cannot compile the dispatch it forms otherwise.
 
-``and(compute_barrier.end(x), x)`` reads ``x`` twice, once past a fence. IREE forms the
-dispatch with the fence still in place, then drops the fence and gives both reads one binding,
+``and(compute_barrier.end(x), x)`` reads ``x`` twice, once past a fusion stop. IREE forms the
+dispatch with the fusion stop still in place, then drops the fusion stop and gives both reads one binding,
 since they are one buffer; the body ``andi(%in, %in)`` folds to ``%in`` and the dispatch to a
 plain copy, which the SPIR-V pipeline fails on ("failed to legalize operation
 'hal.interface.binding.subspan'"), for every Vulkan target tried (llvmpipe, ampere, rdna3,
 valhall1): ``and``, ``or``, ``maximum``, ``minimum``, ``select`` and ``clamp`` over i8, i32,
 i64 and f32 alike (i1 compiled); llvm-cpu compiles all of them. The fuzz campaign met it on
-fenced bit casts of a float argument (stress-findings.md). Given the same SSA value twice, as
+stopped bit casts of a float argument (stress-findings.md). Given the same SSA value twice, as
 ``and(f, f)``, IREE folds the op away before it forms dispatches, and every form compiled.
 
 This pass finds, in every op without regions, the operands that are one value modulo what
-IREE sees through: fusion fences, duplicate ops (as CSE would merge them), a ``bitcast_convert``
-back to the type it came from (how an unsigned value crosses a fence), and ``and``, ``or``,
+IREE sees through: fusion stops, duplicate ops (as CSE would merge them), a ``bitcast_convert``
+back to the type it came from (how an unsigned value crosses a fusion stop), and ``and``, ``or``,
 ``maximum``, ``minimum`` of a value with itself and ``select`` between a value and itself. It
-replaces them with one of them (a fenced one where there is one, so that the fence keeps
+replaces them with one of them (a stopped one where there is one, so that the fusion stop keeps
 stopping fusion). The values are equal bit for bit, so results do not change. A copy that IREE
-finds by folding anything else (``x | 0`` beside a fenced ``x``) is not caught.
+finds by folding anything else (``x | 0`` beside a stopped ``x``) is not caught.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import ir
 
-ARGUMENT = "vkml-unify-fenced-operands"
-DESCRIPTION = "read one value, not a fenced copy of it beside it, where an op reads it twice"
+ARGUMENT = "vkml-unify-equal-operands"
+DESCRIPTION = "read one value, not a stopped copy of it beside it, where an op reads it twice"
 
 # ops that are the value itself when both (all) operands are: x & x, max(x, x)
 _IDEMPOTENT = frozenset({"stablehlo.and", "stablehlo.or", "stablehlo.maximum", "stablehlo.minimum"})
@@ -42,7 +42,7 @@ _OPAQUE = frozenset({
 
 
 class _Keys:
-    """A number for each SSA value, equal for values that are one value modulo fences and
+    """A number for each SSA value, equal for values that are one value modulo fusion stops and
     duplicates (equal numbers, equal bits). Numbers, not nested keys: hashing stays shallow
     on chains thousands of ops deep."""
 
@@ -67,10 +67,10 @@ class _Keys:
 
     def _number(self, op: ir.Operation, index: int, value: ir.Value) -> int:
         name = op.name
-        if len(op.regions) or name in _OPAQUE or not name.startswith(("stablehlo.", FUSION_FENCE)):
+        if len(op.regions) or name in _OPAQUE or not name.startswith(("stablehlo.", FUSION_STOP)):
             return self._intern(("value", len(self._numbers)))
         operands = list(op.operands)
-        if name == FUSION_FENCE:
+        if name == FUSION_STOP:
             return self.of(operands[0])
         numbers = tuple(self.of(v) for v in operands)
         if name in _IDEMPOTENT and len(set(numbers)) == 1:
@@ -80,13 +80,13 @@ class _Keys:
         if name == "stablehlo.bitcast_convert":
             source = _bitcast_source(operands[0])
             if source is not None and str(source.type) == str(value.type):
-                return self.of(source)  # bits out and back: how an unsigned value is fenced
+                return self.of(source)  # bits out and back: how an unsigned value is stopped
         attributes = tuple(sorted((a, str(op.attributes[a])) for a in op.attributes))
         return self._intern((name, attributes, index, str(value.type), numbers))
 
 
 def _bitcast_source(value: ir.Value) -> ir.Value | None:
-    """What ``value`` is a ``bitcast_convert`` of, through fences; None if it is not one."""
+    """What ``value`` is a ``bitcast_convert`` of, through fusion stops; None if it is not one."""
     while _is_fenced(value):
         value = value.owner.operands[0]
     owner = value.owner
@@ -96,11 +96,11 @@ def _bitcast_source(value: ir.Value) -> ir.Value | None:
 
 
 def _is_fenced(value: ir.Value) -> bool:
-    return not isinstance(value.owner, ir.Block) and value.owner.name == FUSION_FENCE
+    return not isinstance(value.owner, ir.Block) and value.owner.name == FUSION_STOP
 
 
 def _unify(op: ir.Operation, keys: _Keys) -> None:
-    """Give ``op`` one SSA value for operands with one number (a fenced one if any)."""
+    """Give ``op`` one SSA value for operands with one number (a stopped one if any)."""
     operands = list(op.operands)
     groups: dict[Hashable, list[int]] = {}
     for i, value in enumerate(operands):
@@ -128,18 +128,18 @@ def _reads_plain_values(op: ir.Operation) -> bool:
 
 
 def run(module: ir.Operation) -> None:
-    """Unify the fenced duplicate operands of every op of ``module``."""
+    """Unify the stopped duplicate operands of every op of ``module``."""
     ops: list[ir.Operation] = []
-    fenced = False
+    stopped = False
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal fenced
+        nonlocal stopped
         ops.append(op)
-        fenced = fenced or op.name == FUSION_FENCE
+        stopped = stopped or op.name == FUSION_STOP
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)  # operands before their readers (SSA dominance)
-    if not fenced:  # no two operands can differ only by a fence
+    if not stopped:  # no two operands can differ only by a fusion stop
         return
     keys = _Keys()
     for op in ops:

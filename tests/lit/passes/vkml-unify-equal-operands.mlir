@@ -1,10 +1,10 @@
-// RUN: %vkml-opt %s --split-input-file --pass vkml-unify-fenced-operands | filecheck %s
+// RUN: %vkml-opt %s --split-input-file --pass vkml-unify-equal-operands | filecheck %s
 
-// and(fence(x), x): the op reads x twice, once across the fence; it reads the fenced value
+// and(fusion stop(x), x): the op reads x twice, once across the fusion stop; it reads the stopped value
 // twice instead (IREE folds that away; the dispatch it formed otherwise folded to a copy,
 // which its SPIR-V backend failed on).
-// CHECK-LABEL: func.func @fenced_beside_itself
-func.func @fenced_beside_itself(%x: tensor<20xi32>) -> tensor<20xi32> {
+// CHECK-LABEL: func.func @stopped_beside_itself
+func.func @stopped_beside_itself(%x: tensor<20xi32>) -> tensor<20xi32> {
   %f = iree_tensor_ext.compute_barrier.end %x : tensor<20xi32> -> tensor<20xi32>
   %r = stablehlo.and %f, %x : tensor<20xi32>
   return %r : tensor<20xi32>
@@ -14,8 +14,8 @@ func.func @fenced_beside_itself(%x: tensor<20xi32>) -> tensor<20xi32> {
 
 // -----
 
-// The fuzz campaign's case: a fenced bit cast beside a second bit cast of the same argument
-// (one value once duplicates are merged), and the fence of an idempotent op of it.
+// The fuzz campaign's case: a stopped bit cast beside a second bit cast of the same argument
+// (one value once duplicates are merged), and the fusion stop of an idempotent op of it.
 // CHECK-LABEL: func.func @duplicates_and_idempotent_ops
 func.func @duplicates_and_idempotent_ops(%a: tensor<4xf64>) -> (tensor<4xi64>, tensor<4xi64>) {
   %b0 = stablehlo.bitcast_convert %a : (tensor<4xf64>) -> tensor<4xi64>
@@ -34,8 +34,8 @@ func.func @duplicates_and_idempotent_ops(%a: tensor<4xf64>) -> (tensor<4xi64>, t
 
 // -----
 
-// An unsigned value crosses a fence as its signless bits; the bit casts out and back are
-// the value itself. Different values, and a module without fences, are left alone.
+// An unsigned value crosses a fusion stop as its signless bits; the bit casts out and back are
+// the value itself. Different values, and a module without fusion stops, are left alone.
 // CHECK-LABEL: func.func @unsigned_and_distinct
 func.func @unsigned_and_distinct(%u: tensor<3xui32>, %v: tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>) {
   %bits = stablehlo.bitcast_convert %u : (tensor<3xui32>) -> tensor<3xi32>

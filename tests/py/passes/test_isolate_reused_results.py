@@ -1,6 +1,6 @@
-"""vkml-fence-reused-results: IREE 3.13 mapped the results of a fused chain of results that
+"""vkml-isolate-reused-results: IREE 3.13 mapped the results of a fused chain of results that
 it folds onto other values (integer steps that fold back, float sums equal up to operand
-order) onto the wrong values; a result read further is read through a fence of its own, and
+order) onto the wrong values; a result read further is read through a fusion stop of its own, and
 the chains come back right."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _raw_chain(k: int) -> str:
 
 
 def test_iree_itself_maps_the_chain_onto_wrong_results() -> None:
-    """The upstream bug, in plain StableHLO through vkml's compile (whose passes now fence
+    """The upstream bug, in plain StableHLO through vkml's compile (whose passes now fusion stop
     it) and without the pass: when this test fails, IREE computes the chain right by itself
     and the pass can go."""
     text = _raw_chain(5)
@@ -108,7 +108,7 @@ def _commuted_sums(device: str) -> list[vkml.Tensor]:
 @pytest.mark.parametrize("name", DEVICES)
 def test_float_results_equal_up_to_operand_order_are_right(name: str) -> None:
     """``v8 + v12`` came back as ``v12`` (12.5 for 20.0) on cpu and lavapipe while only integer
-    results were fenced: IREE merges the two commuted sums in the fused chain."""
+    results were stopped: IREE merges the two commuted sums in the fused chain."""
     got = _commuted_sums(name)
     vkml.realize(*got)
     want = _commuted_sums("reference")

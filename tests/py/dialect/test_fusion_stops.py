@@ -1,4 +1,4 @@
-"""Fusion fences (vkml/dialect/fences.py): every dtype crosses one, bit for bit, and a fence
+"""Fusion fusion stops (vkml/dialect/fusion_stops.py): every dtype crosses one, bit for bit, and a fusion stop
 costs no queue submission where an optimization barrier costs one."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from support.numerics import assert_bit_exact
 import vkml
 from vkml.compiler import lower
 from vkml.compiler.target import CPU_TARGET
-from vkml.dialect.fences import FUSION_FENCE
+from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import compile_stablehlo, ir, parse_module
-from vkml.dialect.rewrite import fence_fusion
+from vkml.dialect.rewrite import stop_fusion
 
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int64", "uint32", "bool")
 
@@ -32,14 +32,14 @@ def _chain(dtype: str, device: vkml.Device) -> list[vkml.Tensor]:
 def test_a_value_of_every_dtype_crosses_the_lowering_fences(
     device: str, dtype: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The lowering fences the live values every SEGMENT_NODES nodes (cut to 4 here): a
-    uint32 value crosses as its int32 bits (IREE 3.13 cannot legalize a fence of ui32)."""
+    """The lowering fusion stops the live values every SEGMENT_NODES nodes (cut to 4 here): a
+    uint32 value crosses as its int32 bits (IREE 3.13 cannot legalize a fusion stop of ui32)."""
     monkeypatch.setattr(lower, "SEGMENT_NODES", 4)
     dev = vkml.device(device)
     if not dev.supports("astype", vkml.dtypes.to_dtype(dtype)):
         pytest.skip(f"{device} has no {dtype}")
     got = _chain(dtype, dev)
-    assert vkml.emit_mlir(*got).count(FUSION_FENCE) >= 2
+    assert vkml.emit_mlir(*got).count(FUSION_STOP) >= 2
     vkml.realize(*got)
     for k, (g, w) in enumerate(zip(got, _chain(dtype, vkml.reference))):
         assert_bit_exact(g.numpy(), w.numpy(), f"{dtype} value {k}")
@@ -57,7 +57,7 @@ def test_fence_fusion_of_an_unsigned_value_compiles() -> None:
         module = parse_module(UNSIGNED, context)
         add = module.body.operations[0].regions[0].blocks[0].operations[0]
         mul = module.body.operations[0].regions[0].blocks[0].operations[1]
-        mul.operands[0] = fence_fusion(add.results[0], add)
+        mul.operands[0] = stop_fusion(add.results[0], add)
         text = str(module)
-    assert f"{FUSION_FENCE}" in text and "tensor<4xi32>" in text
+    assert f"{FUSION_STOP}" in text and "tensor<4xi32>" in text
     compile_stablehlo(text, CPU_TARGET.backend, list(CPU_TARGET.flags), timeout=300)

@@ -1,7 +1,7 @@
-// RUN: %vkml-opt %s --split-input-file --pass vkml-fence-reused-results | filecheck %s
+// RUN: %vkml-opt %s --split-input-file --pass vkml-isolate-reused-results | filecheck %s
 
 // x1 = a - x0 and x2 = a - x1 are both results, and x2 reads x1: x2 reads it through a
-// fusion fence of its own; the return still returns x1 itself. x2 is read by nothing else.
+// fusion stop of its own; the return still returns x1 itself. x2 is read by nothing else.
 // CHECK-LABEL: func.func @folding_chain
 func.func @folding_chain(%x0: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
   %c = stablehlo.constant dense<1> : tensor<i32>
@@ -18,7 +18,7 @@ func.func @folding_chain(%x0: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
 
 // -----
 
-// A float result read further is fenced too (IREE merged v8 + v12 with v12 + v8 and mapped
+// A float result read further is stopped too (IREE merged v8 + v12 with v12 + v8 and mapped
 // a float64 result onto the wrong value); an integer that is not returned is left alone.
 // CHECK-LABEL: func.func @floats_and_temporaries
 func.func @floats_and_temporaries(%x: tensor<4xf32>, %n: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) {
@@ -37,7 +37,7 @@ func.func @floats_and_temporaries(%x: tensor<4xf32>, %n: tensor<4xi32>) -> (tens
 
 // -----
 
-// An unsigned result crosses the fence as its signless bits; a bool as itself.
+// An unsigned result crosses the fusion stop as its signless bits; a bool as itself.
 // CHECK-LABEL: func.func @unsigned_and_bool
 func.func @unsigned_and_bool(%u: tensor<ui32>, %b: tensor<i1>) -> (tensor<ui32>, tensor<ui32>, tensor<i1>, tensor<i1>) {
   %u1 = stablehlo.xor %u, %u : tensor<ui32>
@@ -58,7 +58,7 @@ func.func @unsigned_and_bool(%u: tensor<ui32>, %b: tensor<i1>) -> (tensor<ui32>,
 
 // -----
 
-// A constant result is read as it is: no chain computes it (and a fenced constant read in a
+// A constant result is read as it is: no chain computes it (and a stopped constant read in a
 // device loop failed to compile for Vulkan).
 // CHECK-LABEL: func.func @constant_result
 func.func @constant_result(%b: tensor<i1>) -> (tensor<i1>, tensor<i1>) {
