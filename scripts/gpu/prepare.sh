@@ -55,7 +55,7 @@ export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
 # the same phases as run.sh, with the same arguments: the same graphs, hence the same
 # keys. A failure is reported, not fatal: what compiled is cached either way.
 # every dtype and the lavapipe-exhaustive cases too: on a GPU they are seconds
-"$PY" -m pytest -p no:cacheprovider -m "exhaustive or not exhaustive" tests/py/frontend/test_vulkan_device.py \
+"$PY" -m pytest -p no:cacheprovider -m "exhaustive or not exhaustive" tests/py/devices/test_vulkan_device.py \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
     tests/py/nn/test_compiled_step.py::test_replayed_steps_equal_rebuilt_steps_on_vulkan || echo "(pytest exit $?)"
 "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress \

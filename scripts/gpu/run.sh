@@ -121,7 +121,7 @@ phase environment 45 "$OUT/env.txt" env_report
 
 phase "pytest (Vulkan op x dtype contract, reports)" 150 "$OUT/pytest.log" \
     "$PY" -m pytest -p no:cacheprovider -rfEs -m "exhaustive or not exhaustive" \
-    tests/py/frontend/test_vulkan_device.py \
+    tests/py/devices/test_vulkan_device.py \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
     tests/py/nn/test_compiled_step.py::test_replayed_steps_equal_rebuilt_steps_on_vulkan
 phase "digits demo on vulkan:0" 90 "$OUT/digits.log" \

@@ -2,7 +2,7 @@
 
     python scripts/gpu/ulp_report.py [--device vulkan:0]
 
-Runs the same programs as the op x dtype contract test (tests/py/frontend/test_vulkan_device.py,
+Runs the same programs as the op x dtype contract test (tests/py/devices/test_vulkan_device.py,
 so on a machine without the compiler they come from the same cache entries) and prints, per
 op and float dtype, the largest distance to the reference in units in the last place (the
 number of representable values between the two), beside the op table's bound. For sin and cos

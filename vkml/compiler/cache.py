@@ -61,7 +61,7 @@ def compile_module(text: str, target: Target) -> bytes:
         ModuleNotFoundError: iree-base-compiler is not installed.
     """
     with interrupts_held():
-        from vkml.compiler.compile import compile_module as run_pipeline
+        from vkml.compiler.compile import run_pipeline
 
     compiler = distribution_version("iree-base-compiler")
     if compiler is not None and compiler != iree_version():

@@ -34,7 +34,7 @@ _OUT_OF_MEMORY = (
 )  # fmt: skip
 
 
-def compile_module(text: str, target: Target) -> bytes:
+def run_pipeline(text: str, target: Target) -> bytes:
     """Run the vkml pipeline for the target, then IREE, over ``text``; return the ``.vmfb``
     bytes.
 

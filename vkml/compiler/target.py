@@ -95,7 +95,7 @@ def vulkan_target(
             f"--iree-input-demote-f64-to-f32={'false' if float64 else 'true'}",
             # IREE 3.13 replays a memoized command buffer of copies only on the buffers of
             # the call that recorded it: a repeated concatenate([x, x]) answered from the
-            # first call's storage (tests/py/frontend/test_replay_new_buffers.py)
+            # first call's storage (tests/py/devices/test_replay_new_buffers.py)
             "--iree-hal-memoization=false",
             *NO_CONST_EXPR_HOISTING,
         ),

@@ -35,7 +35,7 @@ DESCRIPTION = "cut matmul contractions longer than CHUNK into chunks (drivers th
 # A quarter of lavapipe's cap. IREE loops over a chunk in steps of 1 to 16 and, for small
 # odd shapes, runs up to 4 chunks or rows in one thread (measured: 2-by-3 results in batches
 # of 4 took 4 * 16,384 iterations), so the compile checks the budget and, where it is over,
-# compiles again with smaller chunks (``vkml.compiler.compile.compile_module``), down to MIN_CHUNK.
+# compiles again with smaller chunks (``vkml.compiler.compile.run_pipeline``), down to MIN_CHUNK.
 CHUNK = 1 << 14
 MIN_CHUNK = 1 << 8
 

@@ -17,7 +17,7 @@ import vkml.compiler.atomic as atomic_module
 import vkml.compiler.cache as cache_module
 import vkml.compiler.keys as keys_module
 from vkml.compiler.cache import CompileCache, cache_key, default_cache
-from vkml.compiler.compile import compile_module
+from vkml.compiler.compile import run_pipeline
 from vkml.compiler.target import CPU_TARGET, Target, parse_precompile_targets, vulkan_target
 from vkml.graph.walk import toposort
 from vkml.runtime.stats import snapshot
@@ -42,7 +42,7 @@ MAGIC = b"VKMLVMFB2\n"
 @pytest.fixture(scope="module")
 def add_vmfb() -> bytes:
     """A fresh compile of ADD, straight from the pipeline, with no cache involved."""
-    return compile_module(ADD, CPU_TARGET)
+    return run_pipeline(ADD, CPU_TARGET)
 
 
 class Counters:

@@ -174,12 +174,12 @@ def test_a_loop_past_the_cap_fails_the_compile_naming_dispatch_cap_and_remedy() 
     # integer products are left to IREE's native reduce (no vkml pass rewrites them)
     text = _native_sum(70_000).replace("stablehlo.add", "stablehlo.multiply")
     with pytest.raises(CompileError) as info:
-        pipeline.compile_module(text, LAVAPIPE)
+        pipeline.run_pipeline(text, LAVAPIPE)
     message = str(info.value)
     assert "70,000 loop iterations" in message and "65,535" in message
     assert "vulkan-spirv-llvmpipe" in message and "device=vkml.cpu" in message
     # the same module on a target without a cap compiles
-    pipeline.compile_module(text, vulkan_target("llvmpipe", float64=True))
+    pipeline.run_pipeline(text, vulkan_target("llvmpipe", float64=True))
 
 
 def _matmul(batch: int, m: int, k: int, n: int) -> str:
@@ -207,10 +207,10 @@ def test_long_contraction_compiles_within_the_cap_by_shrinking_its_chunks(
     # IREE runs 2 of the 4 chunks of a 2x3 result per thread: 4 * 16,384 iterations with the
     # first chunk size, so the compile must retry with smaller chunks
     text = _matmul(0, 2, 65_536, 3)
-    pipeline.compile_module(text, LAVAPIPE)
+    pipeline.run_pipeline(text, LAVAPIPE)
     monkeypatch.setattr(split_contractions, "MIN_CHUNK", split_contractions.CHUNK)
     with pytest.raises(CompileError, match="65,548 loop iterations"):
-        pipeline.compile_module(text, LAVAPIPE)
+        pipeline.run_pipeline(text, LAVAPIPE)
 
 
 def test_capped_targets_split_contractions_first_and_have_their_own_key() -> None:

@@ -1,5 +1,5 @@
 """The workgroup-race check of IREE's Vulkan code (vkml.compiler.workgroup_races) and what
-compile_module does with a racy module: compile it again with its transposes, broadcasts and
+run_pipeline does with a racy module: compile it again with its transposes, broadcasts and
 reverses reading stored values (vkml-isolate-relayouts), or refuse it.
 
 Found by the fuzz campaign (seed 14): ``argsort`` along axis 0 of a float16 (2, 3, 5) tensor,
@@ -210,7 +210,7 @@ def test_float32_matmuls_compile_for_nvidia(shape: tuple[int, int, int]) -> None
     m, k, n = shape
     a = vkml.tensor(np.ones((m, k), np.float32))
     b = vkml.tensor(np.ones((k, n), np.float32))
-    assert compiling.compile_module(vkml.emit_mlir(a @ b), vulkan_target("ampere", True))
+    assert compiling.run_pipeline(vkml.emit_mlir(a @ b), vulkan_target("ampere", True))
 
 
 # IREE's code for a bfloat16 value broadcast along a row (fuzz seed 19, trimmed): every
@@ -316,7 +316,7 @@ def test_a_module_still_racy_with_transposes_isolated_is_refused(monkeypatch) ->
     text += "  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<3x7xf32>) -> tensor<7x3xf32>\n"
     text += "  return %t : tensor<7x3xf32>\n}\n"
     with pytest.raises(CompileError, match="could read workgroup memory that another shader"):
-        compiling.compile_module(text, vulkan_target("llvmpipe", True, loop_cap=65535))
+        compiling.run_pipeline(text, vulkan_target("llvmpipe", True, loop_cap=65535))
     assert len(seen) == 2  # compiled as is, then with the relayouts isolated
 
 

@@ -25,7 +25,7 @@ import pytest
 from support.numerics import ulp_distance
 
 import vkml
-from vkml.compiler.compile import compile_module
+from vkml.compiler.compile import run_pipeline
 from vkml.compiler.target import CPU_TARGET
 from vkml.ops.registry import OPS
 from vkml.passes import pairwise_extremes, verify_nan_semantics
@@ -382,7 +382,7 @@ def test_every_compile_rejects_a_nan_swallowing_maxnumf() -> None:
     with pytest.raises(vkml.CompileError, match=r"'arith.maxnumf' at loc\(.*\) is a maximum"):
         run_passes(MAXNUMF)
     with pytest.raises(vkml.CompileError, match="arith.maxnumf"):
-        compile_module(MAXNUMF, CPU_TARGET)  # refused before IREE sees it
+        run_pipeline(MAXNUMF, CPU_TARGET)  # refused before IREE sees it
 
 
 def test_verifier_catches_an_emitter_whose_nan_check_tests_the_wrong_operand(

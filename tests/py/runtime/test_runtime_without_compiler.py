@@ -19,7 +19,7 @@ from support.without_compiler import run_without_compiler
 
 import vkml
 from vkml.compiler.cache import default_cache
-from vkml.compiler.compile import compile_module
+from vkml.compiler.compile import run_pipeline
 from vkml.compiler.target import CPU_TARGET
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -76,7 +76,7 @@ def test_import_runtime_in_normal_process_does_not_import_compiler() -> None:
 def affine_vmfb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``x * y + x`` for 4 float32s, compiled here (where the compiler exists) to a file."""
     path = tmp_path_factory.mktemp("aot") / "affine.vmfb"
-    path.write_bytes(compile_module(AFFINE, CPU_TARGET))
+    path.write_bytes(run_pipeline(AFFINE, CPU_TARGET))
     return path
 
 
