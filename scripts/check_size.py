@@ -21,7 +21,10 @@ MAX_FUNCTION_LINES = 60
 
 # path or path:function -> (the most lines allowed, why it is one piece)
 ALLOWED: dict[str, tuple[int, str]] = {
-    "vkml/runtime/vulkan.py": (430, "the Vulkan device report: one ctypes walk of the loader"),
+    "vkml/runtime/vulkan_loader.py": (
+        430,
+        "the Vulkan device report: one ctypes walk of the loader",
+    ),
     "vkml/frontend/views.py:getitem": (75, "NumPy's basic indexing: one pass over the index"),
 }
 

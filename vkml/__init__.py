@@ -158,7 +158,7 @@ from vkml.frontend.tensor import Tensor  # after op_functions, as isort orders t
 
 # end of generated
 from vkml.runtime.stats import reset_stats as _reset_stats, snapshot as _snapshot
-from vkml.trace.spec import spec
+from vkml.trace.input_spec import spec
 
 __version__ = "0.1.0"
 

@@ -50,7 +50,7 @@ setup() {
 vulkan0() {
     "$PY" -c '
 import sys
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 reports = vulkan_device_reports()
 print("vulkan:0 =", reports[0].name if reports else None, "of", len(reports), "devices")
 sys.exit(0 if reports and (reports[0].vendor_id == 0x10DE or sys.argv[1] == "any") else 1)
@@ -112,7 +112,7 @@ print("cache:", default_cache().info(), "keys name IREE", iree_version(), "vkml"
     echo
     # vkml devices, or the raw reports if the command line cannot start without the compiler
     "$PY" -m vkml devices || "$PY" -c '
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 for r in vulkan_device_reports():
     print(r.as_dict())'
 }

@@ -34,7 +34,7 @@ import faults
 import fuzz_campaign
 import longrun
 
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 OUT = RESULTS / "stress.md"

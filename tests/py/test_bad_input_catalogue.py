@@ -44,7 +44,7 @@ from vkml.errors import (
 from vkml.frontend import eager
 from vkml.ops import rules
 from vkml.ops.registry import OPS
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 VKML_DIR = os.path.dirname(vkml.__file__)
 DEVICES = ["cpu", "reference"] + (["vulkan:0"] if vulkan_device_reports() else [])

@@ -192,7 +192,7 @@ def test_python_dash_m_vkml_error_has_no_traceback(tmp_path: Path) -> None:
 
 def test_devices_lists_cpu_reference_and_vulkan(capsys: pytest.CaptureFixture[str]) -> None:
     from vkml.cli import main
-    from vkml.runtime.vulkan import vulkan_device_reports
+    from vkml.runtime.vulkan_loader import vulkan_device_reports
 
     assert main(["devices"]) == 0
     out = capsys.readouterr().out

@@ -8,7 +8,7 @@ tensor it reads (a model's weights, a constant it closes over) becomes a **param
 global the module reads from the archive, so weights are neither baked into the module nor
 compiled again when they change. The multiply fence that keeps IREE from fusing
 multiply-add (ADR 0007) is a mutable global holding 0 instead of an argument
-(``vkml.dialect.module.FENCE_GLOBAL``).
+(``vkml.dialect.exported_module.FENCE_GLOBAL``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from vkml.compiler.atomic import write_atomically
 from vkml.compiler.cache import compile_module
 from vkml.compiler.keys import iree_version, vkml_version
 from vkml.compiler.lower import emit_schedule
-from vkml.dialect import module as mod
+from vkml.dialect import exported_module as mod
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import from_numpy
@@ -44,7 +44,7 @@ from vkml.nn.step import CompiledStep
 from vkml.passes.pipelines import pipeline_for
 from vkml.runtime.parameters import write_archive
 from vkml.trace.capture import ARGUMENT, ROOT, Captured, capture, parameter_names
-from vkml.trace.spec import Spec, spec_of
+from vkml.trace.input_spec import Spec, spec_of
 
 # The parameter scope exported modules read their weights from: ``--parameters=model=...``.
 SCOPE = "model"

@@ -25,7 +25,7 @@ from vkml.compiler import trust
 from vkml.compiler.keys import iree_version
 from vkml.devices.iree import IreeDevice
 from vkml.devices.registry import cpu
-from vkml.dialect.module import METADATA_FUNCTION
+from vkml.dialect.exported_module import METADATA_FUNCTION
 from vkml.dtypes import DType, to_dtype
 from vkml.errors import ArtifactError, DeviceError, ShapeError, UntrustedPathWarning
 from vkml.frontend.host import path_arg, resolve_device

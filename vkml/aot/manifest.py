@@ -1,7 +1,7 @@
 """The manifest of an exported module: what it holds, where it came from, what it keeps.
 
 It is written as JSON into the reflection of the module's metadata function
-(``vkml.dialect.module.METADATA_FUNCTION``), so it travels inside the ``.vmfb`` and
+(``vkml.dialect.exported_module.METADATA_FUNCTION``), so it travels inside the ``.vmfb`` and
 ``iree-dump-module`` shows it; ``vkml.aot.load`` reads it back (with only iree-base-runtime
 installed) and refuses a module whose manifest it cannot trust.
 """

@@ -15,7 +15,7 @@ from vkml.aot.plan import Plan
 from vkml.graph.node import Node
 from vkml.nn.step import BATCH, STATE, CompiledStep
 from vkml.trace.capture import parameter_names
-from vkml.trace.spec import Spec
+from vkml.trace.input_spec import Spec
 
 
 def step_plan(step: CompiledStep, specs: list[Spec], names: dict[Node, str]) -> Plan:

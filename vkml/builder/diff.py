@@ -27,7 +27,7 @@ from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node
 from vkml.graph.walk import region_nodes
 from vkml.trace.capture import capture
-from vkml.trace.spec import Spec
+from vkml.trace.input_spec import Spec
 
 RESULT = "result"
 ONE = "one"  # the seed of a one-element result left unseeded: 1

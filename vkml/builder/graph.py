@@ -22,7 +22,7 @@ import numpy as np
 
 from vkml.aot.artifact import Artifact
 from vkml.builder import recorder
-from vkml.builder.buffers import feeds, outputs_of
+from vkml.builder.buffer_params import feeds, outputs_of
 from vkml.builder.fork import Fork
 from vkml.builder.source import rewritten
 from vkml.devices.realize import printing_recorded
@@ -32,7 +32,7 @@ from vkml.frontend.creation import tensor
 from vkml.frontend.tensor import Tensor
 from vkml.graph.walk import region_nodes
 from vkml.trace.capture import Captured, capture
-from vkml.trace.spec import Spec
+from vkml.trace.input_spec import Spec
 
 MAX_TURNS_PER_SYNC = 1024
 
@@ -261,7 +261,7 @@ class Builder:
 
     def __call__(self, *args: Any, buffer: str | Sequence[str] = (), **kwargs: Any) -> Graph:
         """Record the function on ``args`` (nothing runs). ``buffer`` names the parameters
-        whose arrays the graph keeps across launches (``vkml.builder.buffers``)."""
+        whose arrays the graph keeps across launches (``vkml.builder.buffer_params``)."""
         if kwargs:
             raise TypeError(f"{self.fn.__name__}: pass the arrays positionally")
         arrays = [a if isinstance(a, Tensor) else tensor(a) for a in args]

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from vkml.errors import DeviceError
-from vkml.runtime.vulkan import DRIVER_ID_MESA_LLVMPIPE, SHADER_LOOP_CAPS, VulkanDeviceReport
+from vkml.runtime.vulkan_loader import DRIVER_ID_MESA_LLVMPIPE, SHADER_LOOP_CAPS, VulkanDeviceReport
 
 
 @dataclass(frozen=True)

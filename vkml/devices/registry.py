@@ -9,7 +9,7 @@ from vkml.devices.device import Device
 from vkml.devices.reference import ReferenceDevice
 from vkml.devices.vulkan import VulkanDevice
 from vkml.errors import DeviceError
-from vkml.runtime.vulkan import (
+from vkml.runtime.vulkan_loader import (
     VulkanDeviceReport,
     best_vulkan_report,
     vulkan_device_reports,

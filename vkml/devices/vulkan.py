@@ -24,7 +24,7 @@ from vkml.runtime import (
     settle,
     upload_mappable,
 )
-from vkml.runtime.vulkan import VulkanDeviceReport
+from vkml.runtime.vulkan_loader import VulkanDeviceReport
 
 # the most elements one value of a Vulkan graph may hold (IREE's SPIR-V indexes with i32)
 MAX_VULKAN_ELEMENTS = 2**31 - 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from vkml.dialect.module import global_type
+from vkml.dialect.exported_module import global_type
 from vkml.dialect.run_time_fence import FENCE_ARG, FENCE_GLOBAL, FencedOps
 from vkml.dialect.types import TensorType, Value, reflection_attr, string_attr
 from vkml.dtypes import int32
@@ -37,7 +37,7 @@ class FunctionBuilder(FencedOps):
         self.stoppable = False
         self.uses_stop = False
         # where the multiply fence comes from: the last argument, or (an exported module,
-        # ``vkml.dialect.module``) the global FENCE_GLOBAL, loaded first in the body
+        # ``vkml.dialect.exported_module``) the global FENCE_GLOBAL, loaded first in the body
         self.fence_global = fence_global
         self.args: list[Value] = []
         self.results: list[Value] = []
@@ -62,7 +62,7 @@ class FunctionBuilder(FencedOps):
 
     def global_load(self, symbol: str, ttype: TensorType) -> Value:
         """The value of the module's global ``symbol`` (a parameter of an exported module),
-        declared as ``vkml.dialect.module.global_type`` says."""
+        declared as ``vkml.dialect.exported_module.global_type`` says."""
         stored = global_type(ttype)
         value = self._vary(self.emit(f"util.global.load @{symbol} : {stored}", stored))
         return value if stored == ttype else self.bitcast(value, ttype.dtype)

@@ -18,7 +18,7 @@ from vkml.dtypes import DType, bool_, float32, int32, int64
 
 # The name of the function argument that carries the fence (always 0 at run time).
 FENCE_ARG = "%fence"
-# In an exported module the fence is this mutable global instead (``vkml.dialect.module``).
+# In an exported module the fence is this mutable global instead (``vkml.dialect.exported_module``).
 FENCE_GLOBAL = "vkml_fence"
 
 # Float arithmetic whose operands a Vulkan driver could fold (a literal, a - a): ADR 0009.

@@ -1,4 +1,4 @@
-"""The slice of the Vulkan C ABI that ``vkml.runtime.vulkan`` reads, declared with ctypes.
+"""The slice of the Vulkan C ABI that ``vkml.runtime.vulkan_loader`` reads, declared with ctypes.
 
 Each struct mirrors ``vulkan_core.h`` (Vulkan-Headers 1.3.239) field for field and in order:
 ctypes then inserts the same padding as a C compiler, so offsets match on every ABI. The

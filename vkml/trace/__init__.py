@@ -8,6 +8,6 @@ parameter). Calling a ``Captured`` is one invocation on new inputs, with no grap
 """
 
 from vkml.trace.capture import Argument, Captured, capture
-from vkml.trace.spec import Spec, spec
+from vkml.trace.input_spec import Spec, spec
 
 __all__ = ["Argument", "Captured", "Spec", "capture", "spec"]

@@ -2,7 +2,7 @@
 
 ``fn`` runs once, on input placeholders (``vkml.graph.node.placeholder``), one per
 positional argument, with the shape, dtype and device of the example given for it (a
-tensor, a NumPy array or a ``vkml.trace.spec``). Nothing is computed: realizing inside
+tensor, a NumPy array or a ``vkml.trace.input_spec``). Nothing is computed: realizing inside
 ``fn`` is refused (a value observed while capturing would be baked into the graph), and eager
 mode is off for its duration. What ``fn`` returns (a tensor, a tuple or list of them, or a
 dict from names to them) are the outputs.
@@ -33,7 +33,7 @@ from vkml.frontend.tensor import Tensor
 from vkml.graph.node import Node, placeholder
 from vkml.runtime import bump
 from vkml.trace.arguments import in_order
-from vkml.trace.spec import Spec, spec_of
+from vkml.trace.input_spec import Spec, spec_of
 
 # How an output is found after a call: (ROOT, k) the k-th result of the invocation,
 # (ARGUMENT, i) the storage of the i-th argument (fn returned an input or captured leaf as

@@ -17,13 +17,13 @@ import pytest
 from support.without_compiler import run_without_compiler
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 from vkml import nn
 from vkml.runtime.parameters import write_archive
 
 TOOLS = Path(sys.executable).parent
 DEVICES = [vkml.cpu]
-if vkml.runtime.vulkan.vulkan_device_reports():
+if vkml.runtime.vulkan_loader.vulkan_device_reports():
     DEVICES.append(vkml.device("vulkan:0"))
 
 RNG = np.random.default_rng(21)

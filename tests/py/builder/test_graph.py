@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 from vkml.builder.ast_rewrite import BuilderSyntaxError
 from vkml.builder.recorder import BuilderError
 
 DEVICES = [vkml.reference, vkml.cpu]
-if vkml.runtime.vulkan.vulkan_device_reports():
+if vkml.runtime.vulkan_loader.vulkan_device_reports():
     DEVICES.append(vkml.device("vulkan:0"))
 
 RNG = np.random.default_rng(7)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 
-DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan.vulkan_device_reports() else [])
+DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan_loader.vulkan_device_reports() else [])
 
 FOREVER = """
 import faulthandler, signal, sys, threading, time, numpy as np, vkml

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 
 DEVICES = [vkml.reference, vkml.cpu]
-if vkml.runtime.vulkan.vulkan_device_reports():
+if vkml.runtime.vulkan_loader.vulkan_device_reports():
     DEVICES.append(vkml.device("vulkan:0"))
 
 X = np.array([[1.0, 2.0, 0.5], [-1.5, 0.25, 3.0]], np.float32)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 
 TOOLS = Path(sys.executable).parent
 DEVICES = [vkml.cpu]
-if vkml.runtime.vulkan.vulkan_device_reports():
+if vkml.runtime.vulkan_loader.vulkan_device_reports():
     DEVICES.append(vkml.device("vulkan:0"))
 
 X = np.array([[1.5, -2.0, 3.25], [0.5, 7.0, -1.0]], np.float32)

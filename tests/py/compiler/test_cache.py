@@ -21,7 +21,7 @@ from vkml.compiler.compile import run_pipeline
 from vkml.compiler.target import CPU_TARGET, Target, parse_precompile_targets, vulkan_target
 from vkml.graph.walk import toposort
 from vkml.runtime.stats import snapshot
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 
 def _module(op: str) -> str:

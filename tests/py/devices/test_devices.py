@@ -88,7 +88,7 @@ def test_best_device_prefers_a_discrete_gpu(monkeypatch: pytest.MonkeyPatch) -> 
     import dataclasses
 
     from vkml.devices import registry as devices
-    from vkml.runtime.vulkan import vulkan_device_reports
+    from vkml.runtime.vulkan_loader import vulkan_device_reports
 
     reports = vulkan_device_reports()
     if not reports:
@@ -173,7 +173,7 @@ def test_without_vulkan_best_device_is_quiet_and_asking_for_vulkan_says_why(
     import warnings
 
     from vkml.devices import registry as devices
-    from vkml.runtime import vulkan
+    from vkml.runtime import vulkan_loader as vulkan
 
     def no_loader() -> None:
         raise OSError("libvulkan.so.1: cannot open shared object file")

@@ -13,10 +13,10 @@ import pytest
 
 import vkml
 import vkml.devices.realize as realize_module
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 from vkml.compiler import compile as compile_module
 
-DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan.vulkan_device_reports() else [])
+DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan_loader.vulkan_device_reports() else [])
 
 
 def chain(device: str, steps: int) -> vkml.Tensor:

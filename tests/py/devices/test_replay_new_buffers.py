@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
 Graph = Callable[[vkml.Tensor, vkml.Tensor], vkml.Tensor]

@@ -254,7 +254,7 @@ def test_mixed_devices_message_is_exact(op: str, ops: Operands) -> None:
 def test_unknown_device_lists_every_device_present() -> None:
     with pytest.raises(DeviceError) as info:
         vkml.device("vulkan:7")
-    from vkml.runtime.vulkan import vulkan_device_reports
+    from vkml.runtime.vulkan_loader import vulkan_device_reports
 
     present = ["cpu", "reference", *(f"vulkan:{r.index}" for r in vulkan_device_reports())]
     assert str(info.value) == f"unknown device 'vulkan:7'; devices present: {', '.join(present)}"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "uint32", "bool")
 DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])

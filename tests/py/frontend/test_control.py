@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 from vkml.graph.node import PARAM
 from vkml.graph.walk import region_nodes, region_schedule
 
 DEVICES = [vkml.reference, vkml.cpu]
-if vkml.runtime.vulkan.vulkan_device_reports():
+if vkml.runtime.vulkan_loader.vulkan_device_reports():
     DEVICES.append(vkml.device("vulkan:0"))
 
 RNG = np.random.default_rng(11)

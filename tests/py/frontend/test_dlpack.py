@@ -14,7 +14,7 @@ import torch
 
 import vkml
 from vkml.runtime import dlpack
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 HOST_DEVICES = ["cpu", "reference"]
 VULKAN = bool(vulkan_device_reports())

@@ -17,7 +17,7 @@ from support.numerics import assert_within_ulp
 
 import vkml
 from vkml.ops.registry import OPS
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 # lavapipe was right before ADR 0016 (its literals are already hidden, ADR 0009): there the
 # sweep runs with make test-exhaustive

@@ -17,7 +17,7 @@ import pytest
 from support.numerics import assert_bit_exact
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
 SHAPES = [(3,), (1, 5), (2, 5), (4, 1, 3)]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 DEVICES = ["cpu"] + (["vulkan:0"] if vulkan_device_reports() else [])
 # the operand race is in IREE's SPIR-V: the whole table on cpu (a 26 s compile of data-tiled

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 OPS = ("floor", "ceil", "trunc", "round", "sign")
 NUMPY = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.rint}

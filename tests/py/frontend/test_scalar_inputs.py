@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 
 DEVICES = ["cpu", "reference"] + (
-    ["vulkan:0"] if vkml.runtime.vulkan.vulkan_device_reports() else []
+    ["vulkan:0"] if vkml.runtime.vulkan_loader.vulkan_device_reports() else []
 )
 COMPILED = [d for d in DEVICES if d != "reference"]
 X = np.linspace(-3.0, 3.0, 12, dtype=np.float32).reshape(4, 3)

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vkml
-import vkml.runtime.vulkan
+import vkml.runtime.vulkan_loader
 
 SETTINGS = settings(
     max_examples=25, derandomize=True, database=None, deadline=None,
     suppress_health_check=list(HealthCheck),
 )  # fmt: skip
-DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan.vulkan_device_reports() else [])
+DEVICES = ["cpu"] + (["vulkan:0"] if vkml.runtime.vulkan_loader.vulkan_device_reports() else [])
 INTS = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32}
 
 

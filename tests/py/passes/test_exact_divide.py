@@ -24,7 +24,7 @@ from vkml.dialect.ir import ir
 from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
 from vkml.dtypes import int32
 from vkml.passes import exact_divide, pipeline, registry
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 F32_MAX = 0x7F7FFFFF
 MIN_NORMAL = 0x00800000

@@ -11,7 +11,7 @@ import pytest
 
 import vkml
 from vkml.passes.registry import PIPELINE
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 SIGN = np.uint32(0x80000000)
 

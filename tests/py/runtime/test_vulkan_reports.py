@@ -1,4 +1,4 @@
-"""vkml.runtime.vulkan: device reports read from the Vulkan loader, and device preference.
+"""vkml.runtime.vulkan_loader: device reports read from the Vulkan loader, and device preference.
 
 The lavapipe tests need Mesa's CPU Vulkan driver; without a Vulkan device they skip and say
 how to get one. The fault and ordering tests run everywhere.
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from vkml.runtime import vulkan, vulkan_abi
-from vkml.runtime.vulkan import VulkanDeviceReport, VulkanWarning
+from vkml.runtime import vulkan_abi, vulkan_loader as vulkan
+from vkml.runtime.vulkan_loader import VulkanDeviceReport, VulkanWarning
 
 ENABLE = (
     "install libvulkan1 and mesa-vulkan-drivers (apt-get install libvulkan1 mesa-vulkan-drivers)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vkml.runtime.vulkan import vulkan_device_reports
+from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 # a test (or, as ``pytestmark``, a module) that runs on vulkan:0
 needs_vulkan = pytest.mark.skipif(
