@@ -20,8 +20,7 @@ Arm = Callable[..., Any]
 def fusion_stop(x: Tensor) -> Tensor:
     """``x``, computed in dispatches of its own: IREE fuses nothing across the boundary
     (the end of a graph builder's fork branch; ``vkml.ops.control``)."""
-    node = x._node
-    return Tensor(Node("fusion_stop", node.dtype, node.shape, (node,), (), node.device))
+    return Tensor(record("fusion_stop", x))
 
 
 def cond(pred: Any, on_true: Arm, on_false: Arm, *operands: Any) -> Tensor:

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vkml.dtypes import bool_, dtype_of_scalar, promote_types, to_dtype
-from vkml.errors import DTypeError
+from vkml.dtypes import dtype_of_scalar, promote_types, to_dtype
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import scalar_node
-from vkml.frontend.record import Operand, check_same_device, promoted, record, tensor_node
+from vkml.frontend.record import Operand, promoted, record, tensor_node
 from vkml.graph.node import Node
-from vkml.ops.shapes import broadcast_shapes
 
 
 def where(cond: Any, a: Any, b: Any) -> Node:
@@ -28,9 +26,7 @@ def where(cond: Any, a: Any, b: Any) -> Node:
         an, bn = scalar_node(a, dtype, cn.device), scalar_node(b, dtype, cn.device)
     else:
         an, bn, dtype = promoted("where", a, b)
-    check_same_device("where", [cn, an, bn])
-    shape = broadcast_shapes("where", broadcast_shapes("where", cn.shape, an.shape), bn.shape)
-    return Node("where", dtype, shape, (cn, an, bn), (), cn.device)
+    return record("where", cn, an, bn)
 
 
 def astype(x: Operand, dtype: Any) -> Node:
@@ -39,7 +35,7 @@ def astype(x: Operand, dtype: Any) -> Node:
     target = to_dtype(dtype)
     if target is node.dtype:
         return node
-    return Node("astype", target, node.shape, (node,), (), node.device)
+    return record("astype", node, dtype=target)
 
 
 def bitcast(x: Operand, dtype: Any) -> Node:
@@ -52,14 +48,8 @@ def bitcast(x: Operand, dtype: Any) -> Node:
     """
     node = tensor_node("bitcast", x)
     target = to_dtype(dtype)
-    if bool_ in (node.dtype, target) or node.dtype.bits != target.bits:
-        raise DTypeError(
-            f"'bitcast' needs two non-bool dtypes of one width, got {node.dtype} "
-            f"({node.dtype.bits} bits) to {target} ({target.bits} bits); use astype to convert values"
-        )
-    if target is node.dtype:
-        return node
-    return Node("bitcast", target, node.shape, (node,), (), node.device)
+    out = record("bitcast", node, dtype=target)  # the rule checks the widths
+    return node if target is node.dtype else out
 
 
 def clip(x: Operand, min: Any = None, max: Any = None) -> Node:

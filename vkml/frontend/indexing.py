@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import int64
-from vkml.errors import DTypeError, IndexingError, ShapeError
+from vkml.errors import IndexingError, ShapeError
 from vkml.frontend import elementwise, views
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import data_node
 from vkml.frontend.record import Operand, check_same_device, record, tensor_node
 from vkml.graph.node import Node
 from vkml.ops import shapes
+from vkml.ops.rules import integer_indices
 
 
 def _indices(op: str, indices: Operand) -> Node:
@@ -29,11 +30,7 @@ def _indices(op: str, indices: Operand) -> Node:
             f"elements: it must be the sole index (x[mask], which realizes the mask), or use "
             f"vkml.where(mask, x, fill) to stay lazy"
         )
-    if node.dtype.kind not in ("int", "uint"):
-        raise DTypeError(
-            f"'{op}' takes integer indices, got {node.dtype}; use indices.astype(vkml.int64)"
-        )
-    return node
+    return integer_indices(op, node)
 
 
 def _axis(op: str, axis: int, ndim: int) -> int:
@@ -61,11 +58,7 @@ def take_along_axis(x: Operand, indices: Operand, axis: int = -1) -> Node:
     i_shape = rest[:a] + (idx.shape[a],) + rest[a + 1 :]
     node = views.broadcast_to(node, *x_shape) if x_shape != node.shape else node
     idx = views.broadcast_to(idx, *i_shape) if i_shape != idx.shape else idx
-    if node.shape[a] == 0 and idx.shape[a] > 0:
-        raise ShapeError(
-            f"'take_along_axis': axis {a} of x {node.shape} is empty: no index names it"
-        )
-    return Node("take_along_axis", node.dtype, i_shape, (node, idx), (("axis", a),), node.device)
+    return record("take_along_axis", node, idx, axis=a)
 
 
 def take(x: Operand, indices: Operand, axis: int | None = None) -> Node:
@@ -90,25 +83,14 @@ def place_at(g: Operand, pos: Operand, axis: int, size: int) -> Node:
     """The transpose of ``index_at``: zeros ``size`` long on ``axis`` (``g``'s shape
     elsewhere, where ``g`` has length 1), holding ``g`` at position ``pos`` (a 0-d integer
     tensor, in range)."""
-    node, at = tensor_node("place_at", g), tensor_node("place_at", pos)
-    shape = node.shape[:axis] + (size,) + node.shape[axis + 1 :]
-    return Node("place_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
+    return record("place_at", g, pos, axis=axis, size=size)
 
 
 def scatter_add(g: Operand, indices: Operand, axis: int, size: int) -> Node:
     """The transpose of ``take_along_axis``: a tensor of ``g``'s shape with ``size`` along
     ``axis``, holding at each position the sum of the elements of ``g`` whose index names it
     (in vkml's pairwise order)."""
-    node, idx = tensor_node("scatter_add", g), _indices("scatter_add", indices)
-    if idx.shape != node.shape:
-        raise ShapeError(f"'scatter_add': indices {idx.shape} and values {node.shape} differ")
-    check_same_device("scatter_add", [node, idx])
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ShapeError(f"'scatter_add': size must be a non-negative int, got {size!r}")
-    a = _axis("scatter_add", axis, len(node.shape))
-    shape = node.shape[:a] + (size,) + node.shape[a + 1 :]
-    attrs = (("axis", a),)
-    return Node("scatter_add", node.dtype, shape, (node, idx), attrs, node.device)
+    return record("scatter_add", g, indices, axis=axis, size=size)
 
 
 def has_array_index(index: Any) -> bool:

@@ -34,6 +34,8 @@ def record(op: str, *operands: Any, **params: Any) -> Node:
         nodes: tuple[Node, ...] = (an, bn)
     else:
         nodes, common = tuple(tensor_node(op, x) for x in operands), None
+        if len(nodes) > 1:
+            check_same_device(op, nodes)
     out = rule.infer(d, nodes, common, params)
     return Node(op, out.dtype, out.shape, nodes, out.attrs, nodes[0].device)
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from vkml.dtypes import DType, default_float, int64, promote_types
+from vkml.dtypes import DType, default_float
 from vkml.errors import DeviceError, DTypeError, ShapeError
 from vkml.frontend.elementwise import astype
 from vkml.frontend.record import Operand, record, tensor_node
 from vkml.graph.node import Node
-from vkml.ops.registry import OPS
-from vkml.ops.rules import check_inputs
-from vkml.ops.shapes import broadcast_shapes, normalize_axes, reduced_shape
+from vkml.ops.shapes import normalize_axes, reduced_shape
 
 
 def cumsum(x: Operand, axis: int | None = None) -> Node:
@@ -32,8 +30,7 @@ def cumsum(x: Operand, axis: int | None = None) -> Node:
     (a,) = normalize_axes("cumsum", axis, node.shape) or (0,)
     if not node.shape:
         node = _reshaped(node, (1,))
-    dtype = node.dtype if node.dtype.is_float else int64
-    return Node("cumsum", dtype, node.shape, (node,), (("axis", a),), node.device)
+    return record("cumsum", node, axis=a)
 
 
 def mean(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
@@ -90,8 +87,6 @@ def matmul(a: Operand, b: Operand) -> Node:
         raise ShapeError(
             f"'matmul' needs operands of rank >= 1, got shapes {an.shape} and {bn.shape}"
         )
-    dtype = promote_types(an.dtype, bn.dtype)
-    check_inputs(OPS["matmul"], dtype)
     a2 = an if len(an.shape) > 1 else _reshaped(an, (1, an.shape[0]))
     b2 = bn if len(bn.shape) > 1 else _reshaped(bn, (bn.shape[0], 1))
     sa, sb = a2.shape, b2.shape
@@ -99,8 +94,8 @@ def matmul(a: Operand, b: Operand) -> Node:
         raise ShapeError(
             f"'matmul': inner dimensions differ: {an.shape} @ {bn.shape} ({sa[-1]} != {sb[-2]})"
         )
-    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    out = Node("matmul", dtype, (*batch, sa[-2], sb[-1]), (a2, b2), (), an.device)
+    out = record("matmul", a2, b2)
+    batch = out.shape[:-2]
     if len(an.shape) == 1 and len(bn.shape) == 1:
         return _reshaped(out, ())
     if len(an.shape) == 1:

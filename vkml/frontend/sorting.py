@@ -4,10 +4,9 @@ equal, and NaN sorts after +inf (before it when descending), as in NumPy and PyT
 
 from __future__ import annotations
 
-from vkml.dtypes import int64
 from vkml.errors import DTypeError
 from vkml.frontend import indexing, views
-from vkml.frontend.record import Operand, tensor_node
+from vkml.frontend.record import Operand, record, tensor_node
 from vkml.graph.node import Node
 from vkml.ops import shapes
 
@@ -31,8 +30,7 @@ def argsort(x: Operand, axis: int = -1, descending: bool = False) -> Node:
     a = _axis("argsort", axis, node.shape)
     if not node.shape:  # one element: position 0
         return views.reshape(argsort(views.reshape(node, 1), 0, descending))
-    attrs = (("axis", a), ("descending", descending))
-    return Node("argsort", int64, node.shape, (node,), attrs, node.device)
+    return record("argsort", node, axis=a, descending=descending)
 
 
 def sort(x: Operand, axis: int = -1, descending: bool = False) -> Node:

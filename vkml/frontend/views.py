@@ -16,7 +16,7 @@ from vkml.dtypes import int32, int64, promote_types
 from vkml.errors import AxisError, DTypeError, IndexingError, ShapeError
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import scalar_node
-from vkml.frontend.record import Operand, check_same_device, tensor_node
+from vkml.frontend.record import Operand, check_same_device, record, tensor_node
 from vkml.graph.node import Node
 from vkml.ops import shapes
 
@@ -250,9 +250,7 @@ def _at_position(node: Node, axis: int, i: int) -> Node:
 def index_at(x: Operand, pos: Operand, axis: int) -> Node:
     """Position ``pos`` (a 0-d integer tensor, in range) of ``axis`` of ``x``, kept as an axis
     of length 1 (``index_at``; its transpose is ``vkml.frontend.indexing.place_at``)."""
-    node, at = tensor_node("index_at", x), tensor_node("index_at", pos)
-    shape = node.shape[:axis] + (1,) + node.shape[axis + 1 :]
-    return Node("index_at", node.dtype, shape, (node, at), (("axis", axis),), node.device)
+    return record("index_at", x, pos, axis=axis)
 
 
 def _check_sequence(op: str, tensors: Any) -> None:

@@ -298,7 +298,7 @@ ELEMENTWISE: dict[str, OpDef] = table(
     OpDef("sign", rules.unary, emit.emit_sign, ref.sign, True, inputs="number", gradient=grad_zero,
           spelling=Spelling("sign", "Elementwise 1 above zero, -1 below, 0 at zero, NaN for NaN.", methods=("sign",))),
     OpDef("astype", rules.cast, emit.emit_astype, ref.astype, True, gradient=grad_astype),
-    OpDef("bitcast", rules.cast, emit.emit_bitcast, ref.bitcast, True),
+    OpDef("bitcast", rules.bitcast, emit.emit_bitcast, ref.bitcast, True),
     # bitwise, integers only: the random-number generator (vkml.frontend.random) is built from
     # these, add and bitcast, so its bits are the same on every device
     OpDef("bitwise_and", rules.binary, emit.bitwise("and"), ref.bitwise(np.bitwise_and), True, inputs="integer",

@@ -35,8 +35,8 @@ def grad_place_at(node: Node, g: Handle, f: Algebra) -> Grads:
 INDEXING: dict[str, OpDef] = table(
     OpDef("take_along_axis", rules.gather, emit.emit_take_along_axis, ref.take_along_axis, True,
           gradient=grad_take_along_axis),
-    OpDef("scatter_add", rules.gather, emit.emit_scatter_add, ref.scatter_add, True,
+    OpDef("scatter_add", rules.scatter, emit.emit_scatter_add, ref.scatter_add, True,
           inputs="number", gradient=grad_scatter_add),
-    OpDef("index_at", rules.gather, emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
-    OpDef("place_at", rules.gather, emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
+    OpDef("index_at", rules.index_at, emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
+    OpDef("place_at", rules.place_at, emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
 )  # fmt: skip
