@@ -19,7 +19,7 @@ from vkml.frontend.host import data_node
 from vkml.frontend.record import Operand, check_same_device, record, tensor_node
 from vkml.graph.node import Node
 from vkml.ops import shapes
-from vkml.ops.rules import integer_indices
+from vkml.ops.layout_rules import integer_indices
 
 
 def _indices(op: str, indices: Operand) -> Node:

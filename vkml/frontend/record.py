@@ -26,18 +26,20 @@ def record(op: str, *operands: Any, **params: Any) -> Node:
     """The node of ``op`` applied to ``operands`` with ``params``, checked by its rule."""
     d = OPS[op]
     rule = d.rule
-    if rule.infer is None:
+    infer = rule.infer
+    if infer is None:
         raise TypeError(f"op {op!r} is recorded by its own function in vkml.frontend")
     if rule.operands == "promoted":
         a, b = operands
         an, bn, common = promoted(op, a, b)
         nodes: tuple[Node, ...] = (an, bn)
     else:
-        nodes, common = tuple(tensor_node(op, x) for x in operands), None
+        nodes = tuple([tensor_node(op, x) for x in operands])
+        common = None
         if len(nodes) > 1:
             check_same_device(op, nodes)
-    out = rule.infer(d, nodes, common, params)
-    return Node(op, out.dtype, out.shape, nodes, out.attrs, nodes[0].device)
+    dtype, shape, attrs = infer(d, nodes, common, params)
+    return Node(op, dtype, shape, nodes, attrs, nodes[0].device)
 
 
 def tensor_node(op: str, x: Any) -> Node:

@@ -108,4 +108,4 @@ def matmul(a: Operand, b: Operand) -> Node:
 def _reshaped(node: Node, shape: tuple[int, ...]) -> Node:
     """``node`` as ``shape``, which has its element count (matmul's 1-D promotions, cumsum's
     flattening)."""
-    return Node("reshape", node.dtype, shape, (node,), (), node.device)
+    return record("reshape", node, shape=shape)

@@ -12,11 +12,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from vkml.dtypes import int32, int64, promote_types
+from vkml.dtypes import int32, int64
 from vkml.errors import AxisError, DTypeError, IndexingError, ShapeError
 from vkml.frontend.base import TensorBase
 from vkml.frontend.host import scalar_node
-from vkml.frontend.record import Operand, check_same_device, record, tensor_node
+from vkml.frontend.record import Operand, record, tensor_node
 from vkml.graph.node import Node
 from vkml.ops import shapes
 
@@ -49,14 +49,8 @@ def reshape(x: Operand, *shape: Any) -> Node:
                 f"into {new}"
             )
         new = tuple(size // known if s == -1 else s for s in new)
-    if math.prod(new) != size:
-        raise ShapeError(
-            f"'reshape': cannot reshape a tensor of shape {node.shape} ({size} elements) into "
-            f"{new} ({math.prod(new)} elements)"
-        )
-    if new == node.shape:
-        return node
-    return Node("reshape", node.dtype, new, (node,), (), node.device)
+    out = record("reshape", node, shape=new)  # the rule checks the element count
+    return node if new == node.shape else out
 
 
 def permute(x: Operand, *dims: Any) -> Node:
@@ -73,8 +67,7 @@ def permute(x: Operand, *dims: Any) -> Node:
     perm = tuple(p % ndim for p in perm)
     if perm == tuple(range(ndim)):
         return node
-    shape = tuple(node.shape[p] for p in perm)
-    return Node("permute", node.dtype, shape, (node,), (("perm", perm),), node.device)
+    return record("permute", node, perm=perm)
 
 
 def transpose(x: Operand, *axes: Any) -> Node:
@@ -102,16 +95,9 @@ def broadcast_to(x: Operand, *shape: Any) -> Node:
     """``x`` repeated along new leading axes and axes of length 1 (NumPy rules)."""
     node = tensor_node("broadcast_to", x)
     new = _shape_arg("broadcast_to", shape)
-    offset = len(new) - len(node.shape)
-    if (
-        offset < 0
-        or any(s != new[offset + i] and s != 1 for i, s in enumerate(node.shape))
-        or any(d < 0 for d in new)
-    ):
-        raise ShapeError(f"'broadcast_to': cannot broadcast shape {node.shape} to {new}")
     if new == node.shape:
         return node
-    return Node("broadcast_to", node.dtype, new, (node,), (), node.device)
+    return record("broadcast_to", node, shape=new)
 
 
 def expand(x: Operand, *sizes: Any) -> Node:
@@ -228,12 +214,10 @@ def getitem(x: Operand, index: Any) -> Node:
     sliced = node
     full = tuple(start) == (0,) * ndim and tuple(limit) == node.shape and set(stride) <= {1}
     if not full or reverse:
-        attrs = (
-            ("start", tuple(start)), ("limit", tuple(limit)),
-            ("stride", tuple(stride)), ("reverse", tuple(reverse)),
+        sliced = record(
+            "slice", node, start=tuple(start), limit=tuple(limit), stride=tuple(stride),
+            reverse=tuple(reverse),
         )  # fmt: skip
-        shape = tuple(max(0, -(-(h - lo) // st)) for lo, h, st in zip(start, limit, stride))
-        sliced = Node("slice", node.dtype, shape, (node,), attrs, node.device)
     for axis, i in positions:
         sliced = _at_position(sliced, axis, i)
     return reshape(sliced, tuple(out_shape))
@@ -270,24 +254,8 @@ def concatenate(tensors: Sequence[Operand], axis: int = 0) -> Node:
     nodes = [tensor_node("concatenate", t) for t in tensors]
     if not nodes:
         raise ShapeError("'concatenate' needs at least one tensor")
-    device = check_same_device("concatenate", nodes)
-    first = nodes[0].shape
-    if not first:
-        raise ShapeError("'concatenate' cannot join 0-d tensors; use stack")
-    (ax,) = shapes.normalize_axes("concatenate", axis, first)
-    dtype = nodes[0].dtype
-    for n in nodes[1:]:
-        if len(n.shape) != len(first) or any(
-            a != b for i, (a, b) in enumerate(zip(n.shape, first)) if i != ax
-        ):
-            raise ShapeError(
-                f"'concatenate': shapes {first} and {n.shape} differ outside axis {ax}"
-            )
-        dtype = promote_types(dtype, n.dtype)
-    if len(nodes) == 1:
-        return nodes[0]
-    shape = tuple(sum(n.shape[ax] for n in nodes) if i == ax else s for i, s in enumerate(first))
-    return Node("concatenate", dtype, shape, tuple(nodes), (("axis", ax),), device)
+    out = record("concatenate", *nodes, axis=axis)  # the rule checks the shapes and devices
+    return nodes[0] if len(nodes) == 1 else out
 
 
 def stack(tensors: Sequence[Operand], axis: int = 0) -> Node:

@@ -8,7 +8,7 @@ follow the pairwise tree; so both are bit-exact on every device. Indices carry n
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref, rules
+from vkml.ops import layout_rules, reference_axes as ref
 from vkml.ops.emitters import gather as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
@@ -33,10 +33,10 @@ def grad_place_at(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 INDEXING: dict[str, OpDef] = table(
-    OpDef("take_along_axis", rules.gather, emit.emit_take_along_axis, ref.take_along_axis, True,
+    OpDef("take_along_axis", layout_rules.gather, emit.emit_take_along_axis, ref.take_along_axis, True,
           gradient=grad_take_along_axis),
-    OpDef("scatter_add", rules.scatter, emit.emit_scatter_add, ref.scatter_add, True,
+    OpDef("scatter_add", layout_rules.scatter, emit.emit_scatter_add, ref.scatter_add, True,
           inputs="number", gradient=grad_scatter_add),
-    OpDef("index_at", rules.index_at, emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
-    OpDef("place_at", rules.place_at, emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
+    OpDef("index_at", layout_rules.index_at, emit.emit_index_at, ref.index_at, True, gradient=grad_index_at),
+    OpDef("place_at", layout_rules.place_at, emit.emit_place_at, ref.place_at, True, gradient=grad_place_at),
 )  # fmt: skip

@@ -8,7 +8,7 @@ transposed (in, out) view, and only that shape gives W's gradient back in W's (o
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import reference as ref, rules
+from vkml.ops import layout_rules, reference as ref
 from vkml.ops.emitters import common as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
@@ -79,9 +79,9 @@ def grad_concatenate(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 MOVEMENT: dict[str, OpDef] = table(
-    OpDef("reshape", rules.view, emit.emit_reshape, ref.reshape, True, gradient=grad_reshape),
-    OpDef("permute", rules.view, emit.emit_permute, ref.permute, True, gradient=grad_permute),
-    OpDef("broadcast_to", rules.view, emit.emit_broadcast_to, ref.broadcast_to, True, gradient=grad_broadcast_to),
-    OpDef("slice", rules.view, emit.emit_slice, ref.strided_slice, True, gradient=grad_slice),
-    OpDef("concatenate", rules.structural, emit.emit_concatenate, ref.concatenate, True, gradient=grad_concatenate),
+    OpDef("reshape", layout_rules.reshape, emit.emit_reshape, ref.reshape, True, gradient=grad_reshape),
+    OpDef("permute", layout_rules.permute, emit.emit_permute, ref.permute, True, gradient=grad_permute),
+    OpDef("broadcast_to", layout_rules.broadcast_to, emit.emit_broadcast_to, ref.broadcast_to, True, gradient=grad_broadcast_to),
+    OpDef("slice", layout_rules.strided_slice, emit.emit_slice, ref.strided_slice, True, gradient=grad_slice),
+    OpDef("concatenate", layout_rules.structural, emit.emit_concatenate, ref.concatenate, True, gradient=grad_concatenate),
 )  # fmt: skip

@@ -4,11 +4,12 @@ A rule that infers is all the frontend needs to record its ops: ``vkml.frontend.
 turns a call's arguments into nodes, the rule checks them and infers the output's dtype,
 shape and attributes, and the ``vkml`` function and ``Tensor`` methods of an op with a
 ``Spelling`` are generated from the rule's parameters (scripts/generate_ops.py). Every rule
-infers but ``view``, ``structural``, ``creation`` and ``control``, whose ops take shapes,
-index expressions, data or regions traced from Python functions: those are recorded by their
-own functions in ``vkml.frontend``. Where a public function does more than record (NumPy's
-1-D ``matmul`` operands, ``cumsum`` of a flattened tensor, ``take_along_axis``'s broadcast
-indices), that calling convention stays in the frontend and the rule checks what reaches it.
+infers but ``creation`` and ``control``, whose ops take data or regions traced from Python
+functions: those are recorded by their own functions in ``vkml.frontend``. Where a public
+function does more than record (a view's spelling: ``-1`` in a shape, an index expression;
+NumPy's 1-D ``matmul`` operands, ``cumsum`` of a flattened tensor, broadcast indices), that
+calling convention stays in the frontend and the rule checks what reaches it. The rules of
+the ops that move elements along axes are ``vkml.ops.layout_rules``.
 """
 
 from __future__ import annotations
@@ -148,93 +149,6 @@ def _contraction(
     return Out(dtype, (*batch, a.shape[-2], b.shape[-1]))
 
 
-def _one_axis(op: str, axis: Any, shape: tuple[int, ...]) -> int:
-    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
-    (a,) = normalize_axes(op, one, shape)
-    return a
-
-
-def _scan(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
-    (x,) = nodes
-    if not x.shape:
-        raise ShapeError(f"'{op.name}' of a 0-d tensor: there is no axis to run along")
-    a = _one_axis(op.name, params["axis"], x.shape)
-    return Out(x.dtype if x.dtype.is_float else int64, x.shape, (("axis", a),))
-
-
-def _sort(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
-    (x,) = nodes
-    descending = params["descending"]
-    if not isinstance(descending, bool):
-        raise DTypeError(
-            f"'{op.name}': descending={descending!r} is not a bool; pass True or False"
-        )
-    if not x.shape:
-        raise ShapeError(f"'{op.name}' of a 0-d tensor: there is no axis to order")
-    a = _one_axis(op.name, params["axis"], x.shape)
-    return Out(int64, x.shape, (("axis", a), ("descending", descending)))
-
-
-def integer_indices(op: str, node: Node) -> Node:
-    """``node``, which must hold integers (positions)."""
-    if node.dtype.kind not in ("int", "uint"):
-        raise DTypeError(
-            f"'{op}' takes integer indices, got {node.dtype}; use indices.astype(vkml.int64)"
-        )
-    return node
-
-
-def _take_along_axis(
-    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
-) -> Out:
-    x, idx = nodes
-    integer_indices(op.name, idx)
-    a = _one_axis(op.name, params["axis"], x.shape) if x.shape else 0
-    others = [d for d in range(len(x.shape)) if d != a]
-    if (
-        len(idx.shape) != len(x.shape)
-        or not x.shape
-        or any(x.shape[d] != idx.shape[d] for d in others)
-    ):
-        raise ShapeError(
-            f"'{op.name}': indices of shape {idx.shape} need the rank of x {x.shape} (at "
-            f"least 1) and its length on every axis but {a}; reshape or broadcast them"
-        )
-    if x.shape[a] == 0 and idx.shape[a] > 0:
-        raise ShapeError(f"'{op.name}': axis {a} of x {x.shape} is empty: no index names it")
-    return Out(x.dtype, idx.shape, (("axis", a),))
-
-
-def _scatter(
-    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
-) -> Out:
-    g, idx = nodes
-    integer_indices(op.name, idx)
-    if idx.shape != g.shape:
-        raise ShapeError(f"'{op.name}': indices {idx.shape} and values {g.shape} differ")
-    size = params["size"]
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ShapeError(f"'{op.name}': size must be a non-negative int, got {size!r}")
-    a = _one_axis(op.name, params["axis"], g.shape)
-    return Out(g.dtype, g.shape[:a] + (size,) + g.shape[a + 1 :], (("axis", a),))
-
-
-def _index_at(
-    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
-) -> Out:
-    x, _ = nodes
-    a = params["axis"]
-    return Out(x.dtype, x.shape[:a] + (1,) + x.shape[a + 1 :], (("axis", a),))
-
-
-def _place_at(
-    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
-) -> Out:
-    g, _ = nodes
-    a = params["axis"]
-    return Out(g.dtype, g.shape[:a] + (params["size"],) + g.shape[a + 1 :], (("axis", a),))
-
-
 def _same(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
     (x,) = nodes
     return Out(x.dtype, x.shape)
@@ -292,41 +206,12 @@ cast = ShapeRule("cast", "one operand; its shape; the dtype asked for", "tensor"
 bitcast = ShapeRule(
     "cast", "one operand; its shape; a dtype of the same width, its bits reread", "tensor", _bitcast
 )
-view = ShapeRule("view", "one operand; the shape the view asks for; its dtype")
-structural = ShapeRule("structural", "several operands joined along one axis; the promoted dtype")
 creation = ShapeRule("creation", "no operands; the shape and dtype asked for")
 contraction = ShapeRule(
     "contraction",
     "two operands of rank >= 2 contracted over one axis, batch axes broadcast; the promoted dtype",
     "tensor",
     _contraction,
-)
-scan = ShapeRule(
-    "scan",
-    "one operand accumulated along one axis; its shape; its dtype (int64 for integers)",
-    "tensor",
-    _scan,
-)
-gather = ShapeRule(
-    "gather",
-    "an operand and integer indices of its rank, equal off the axis; the operand's dtype",
-    "tensor",
-    _take_along_axis,
-)
-scatter = ShapeRule(
-    "gather",
-    "values and integer indices of one shape, summed into ``size`` positions along the axis",
-    "tensor",
-    _scatter,
-)
-index_at = ShapeRule(
-    "gather", "an operand and a 0-d position: length 1 along the axis", "tensor", _index_at
-)
-place_at = ShapeRule(
-    "gather", "an operand and a 0-d position: ``size`` long along the axis", "tensor", _place_at
-)
-sort = ShapeRule(
-    "sort", "one operand ordered along one axis; its shape; int64 positions", "tensor", _sort
 )
 control = ShapeRule(
     "control", "a bool condition and operands, with regions over the operands; the regions' result"

@@ -5,7 +5,7 @@ gradient is the running sum of ``g`` taken from the other end."""
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref, rules
+from vkml.ops import layout_rules, reference_axes as ref
 from vkml.ops.emitters import scan as emit
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
@@ -17,5 +17,5 @@ def grad_cumsum(node: Node, g: Handle, f: Algebra) -> Grads:
 
 
 SCAN: dict[str, OpDef] = table(
-    OpDef("cumsum", rules.scan, emit.emit_cumsum, ref.cumsum, True, gradient=grad_cumsum),
+    OpDef("cumsum", layout_rules.scan, emit.emit_cumsum, ref.cumsum, True, gradient=grad_cumsum),
 )

@@ -5,10 +5,10 @@ gather's; argsort itself has none (an integer output)."""
 
 from __future__ import annotations
 
-from vkml.ops import reference_axes as ref, rules
+from vkml.ops import layout_rules, reference_axes as ref
 from vkml.ops.emitters import sort as emit
 from vkml.ops.spec import OpDef, table
 
 SORTING: dict[str, OpDef] = table(
-    OpDef("argsort", rules.sort, emit.emit_argsort, ref.argsort, True),
+    OpDef("argsort", layout_rules.sort, emit.emit_argsort, ref.argsort, True),
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from vkml.dtypes import DType
 from vkml.graph.node import Node
@@ -70,9 +70,9 @@ class Algebra(Protocol):
 GradientRule = Callable[[Node, Handle, Algebra], Grads]
 
 
-@dataclass(frozen=True, slots=True)
-class Out:
-    """What a shape rule infers: the output's dtype and shape, and the node's attributes."""
+class Out(NamedTuple):
+    """What a shape rule infers: the output's dtype and shape, and the node's attributes (a
+    named tuple: one is made per recorded op, and a frozen dataclass cost 0.3 us more)."""
 
     dtype: DType
     shape: tuple[int, ...]
