@@ -5,8 +5,9 @@ exact."""
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref, rules
+from vkml.ops import rules
 from vkml.ops.emitters import common as emit
+from vkml.ops.references import axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 

@@ -24,8 +24,9 @@ gradient is the gradient it receives.
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import reference as ref, rules
+from vkml.ops import rules
 from vkml.ops.emitters import common as emit
+from vkml.ops.references import common as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

@@ -7,8 +7,9 @@ body of a device loop), which is what its emitter writes."""
 
 from __future__ import annotations
 
-from vkml.ops import reference as ref, rules
+from vkml.ops import rules
 from vkml.ops.emitters import common as emit
+from vkml.ops.references import common as ref
 from vkml.ops.spec import OpDef, table
 
 CREATION: dict[str, OpDef] = table(

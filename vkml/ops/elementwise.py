@@ -17,8 +17,9 @@ import numpy as np
 from vkml.dialect.numerics import select_max, select_min
 from vkml.dtypes import bfloat16, float16, float32, float64
 from vkml.graph.node import Node
-from vkml.ops import reference as ref, rules
+from vkml.ops import rules
 from vkml.ops.emitters import accurate, common as emit, floor_division, ieee_pow
+from vkml.ops.references import common as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table, to_source
 
 # Transcendentals IREE cannot run in float64: SPIR-V's GLSL.std.450 instructions (Exp, Log,

@@ -8,8 +8,9 @@ follow the pairwise tree; so both are bit-exact on every device. Indices carry n
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import layout_rules, reference_axes as ref
+from vkml.ops import layout_rules
 from vkml.ops.emitters import gather as emit
+from vkml.ops.references import axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

@@ -8,8 +8,9 @@ transposed (in, out) view, and only that shape gives W's gradient back in W's (o
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import layout_rules, reference as ref
+from vkml.ops import layout_rules
 from vkml.ops.emitters import common as emit
+from vkml.ops.references import common as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table, to_source
 
 

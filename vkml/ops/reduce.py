@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from vkml.graph.node import Node
-from vkml.ops import reference_axes as ref, rules
+from vkml.ops import rules
 from vkml.ops.emitters import reduce as emit
+from vkml.ops.references import axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table
 
 

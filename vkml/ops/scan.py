@@ -5,8 +5,9 @@ gradient is the running sum of ``g`` taken from the other end."""
 from __future__ import annotations
 
 from vkml.graph.node import Node
-from vkml.ops import layout_rules, reference_axes as ref
+from vkml.ops import layout_rules
 from vkml.ops.emitters import scan as emit
+from vkml.ops.references import axes as ref
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, table
 
 

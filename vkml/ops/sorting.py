@@ -5,8 +5,9 @@ gather's; argsort itself has none (an integer output)."""
 
 from __future__ import annotations
 
-from vkml.ops import layout_rules, reference_axes as ref
+from vkml.ops import layout_rules
 from vkml.ops.emitters import sort as emit
+from vkml.ops.references import axes as ref
 from vkml.ops.spec import OpDef, table
 
 SORTING: dict[str, OpDef] = table(

@@ -2,7 +2,7 @@
 
 An op's definition names its rule (``ShapeRule``: how its output's shape and dtype follow from its
 operands, ``vkml.ops.rules``), which inputs it takes, its MLIR emitter, its NumPy
-implementation for the reference device (``vkml.ops.reference``), its gradient rule, the
+implementation for the reference device (``vkml.ops.references``), its gradient rule, the
 devices and dtypes that refuse it, its cross-device numerical contract (bit-exact against the
 reference device, or within ``ulp`` units in the last place) and its public spelling
 (``Spelling``: the ``vkml`` function and ``Tensor`` methods generated from it). The definitions live by family
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Protocol
 from vkml.dtypes import DType
 from vkml.graph.node import Node
 from vkml.ops.emitters.common import Emitter
-from vkml.ops.reference import Reference
+from vkml.ops.references.common import Reference
 
 # A frontend tensor. Rules use its public methods and operators only (``g * x``,
 # ``x.sum(axes, keepdims=True)``, ``x.reshape(shape)``, ...), never a private field.

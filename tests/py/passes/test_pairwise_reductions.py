@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from support.numerics import assert_bit_exact
 
 import vkml
-from vkml.ops.reference_axes import pairwise_sum
+from vkml.ops.references.axes import pairwise_sum
 
 LENGTHS = [0, 1, 2, 3, 5, 7, 8, 31, 1000, 4097, 65537, 10**6]
 

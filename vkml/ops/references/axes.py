@@ -1,6 +1,6 @@
 """The reference device's interpreter for the ops along axes: matmul, the reductions, the scan,
-the gathers and argsort, each in the published order its emitter runs (vkml.dialect.pairwise, .scan,
-.gather), so the compiled devices can be checked against it bit for bit.
+the gathers and argsort, each in the published order its emitter runs (vkml.dialect.pairwise,
+vkml.ops.emitters.scan, .gather), so the compiled devices can be checked against it bit for bit.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from vkml.dtypes import DType, int64
-from vkml.ops.reference import (
+from vkml.ops.references.common import (
     Reference,
     cast,
     compute_dtype,
