@@ -1,7 +1,9 @@
-"""The ``vkml`` functions of the ops recorded by their own functions (``where``, the casts,
-views, gathers, sorts) and of the composites: each returns the ``Tensor`` of the node that
-function records, with its signature and docstring. The functions of the ops with a
-``Spelling`` are generated (``vkml.frontend.op_functions``)."""
+"""The ``vkml`` functions whose calls have a convention of their own (``where``'s two Python
+numbers, the casts' dtype, a view's shape or index expression, the gathers' broadcast
+indices, ``sort``) and of the composites: each returns the ``Tensor`` of the node its
+``vkml.frontend`` function records (through ``record``, from the op's rule), with its
+signature and docstring. The functions of the ops with a ``Spelling`` are generated
+(``vkml.frontend.op_functions``)."""
 
 from __future__ import annotations
 
