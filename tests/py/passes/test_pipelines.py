@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from vkml.passes import pipelines
 from vkml.passes.registry import PASSES
@@ -45,3 +46,12 @@ def test_the_orders_are_read_without_the_compiler() -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+def test_every_pass_is_one_file_with_its_lit_test() -> None:
+    # a pass is one module of vkml/passes/ named after it, and its IR is pinned by a lit test
+    # named after its argument (issue 34; two passes had none)
+    root = Path(__file__).resolve().parents[3]
+    for argument, module in PASSES.items():
+        assert Path(module.__file__ or "").stem == argument.removeprefix("vkml-").replace("-", "_")
+        assert (root / "tests" / "lit" / "passes" / f"{argument}.mlir").is_file(), argument
