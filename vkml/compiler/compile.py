@@ -17,8 +17,8 @@ from vkml.compiler.target import Target
 from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
 from vkml.errors import CompileError, CompileMemoryError, ConfigError
 from vkml.passes import isolate_relayouts, split_contractions
-from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import options_for, pipeline_for
+from vkml.passes.run import run_passes
 
 TIMEOUT_ENV = "VKML_COMPILE_TIMEOUT"
 DEFAULT_TIMEOUT_S = 600.0

@@ -185,7 +185,7 @@ def emitted_mlir(nodes: Sequence[Node], passes: bool = False) -> str:
     """The module realize() would compile for ``nodes`` (before, or after, vkml's passes)."""
     # imported here: the passes need iree-base-compiler, which lowering does not (a machine
     # with only the runtime lowers graphs to find them in the cache)
-    from vkml.passes.pipeline import run_passes
+    from vkml.passes.run import run_passes
 
     roots = list(dict.fromkeys(n for n in nodes if not n._computed))
     text = lower_to_mlir(toposort(roots), roots)

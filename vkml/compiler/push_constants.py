@@ -16,7 +16,7 @@ from pathlib import Path
 from vkml.compiler.compile import compile_timeout
 from vkml.compiler.target import Target
 from vkml.dialect.ir import compile_stablehlo
-from vkml.passes.pipeline import run_passes
+from vkml.passes.run import run_passes
 
 VULKAN_GUARANTEED_BYTES = 128
 _LAYOUT = re.compile(r"#hal\.pipeline\.layout<constants\s*=\s*(\d+)")

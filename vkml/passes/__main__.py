@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vkml.errors import CompileError
-from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PASSES, PIPELINE
+from vkml.passes.run import run_passes
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,8 +20,8 @@ import vkml
 from vkml.ops.registry import FAMILIES, OPS
 from vkml.ops.spec import INPUTS, OpDef, ShapeRule
 from vkml.passes import vulkan_nan
-from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import pipeline_for
+from vkml.passes.run import run_passes
 
 ROOT = Path(__file__).resolve().parents[3]
 from support import op_programs as ops_test

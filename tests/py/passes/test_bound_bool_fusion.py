@@ -11,7 +11,7 @@ import vkml
 from vkml.dialect.fusion_stops import FUSION_STOPS
 from vkml.dialect.ir import compile_stablehlo, ir, parse_module
 from vkml.passes import bound_bool_fusion
-from vkml.passes.pipeline import run_passes
+from vkml.passes.run import run_passes
 
 PASS = (bound_bool_fusion.ARGUMENT,)
 

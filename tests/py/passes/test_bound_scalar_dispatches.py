@@ -12,8 +12,8 @@ from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import compile_stablehlo
 from vkml.errors import InvocationError
 from vkml.passes import bound_scalar_dispatches
-from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import PIPELINE, pipeline_for
+from vkml.passes.run import run_passes
 from vkml.runtime.executable import Executable
 from vkml.runtime.hal import session
 

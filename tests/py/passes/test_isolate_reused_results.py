@@ -15,7 +15,7 @@ import vkml
 from vkml.compiler import compile as compiling
 from vkml.compiler.target import CPU_TARGET
 from vkml.dtypes import int32
-from vkml.passes.pipeline import run_passes
+from vkml.passes.run import run_passes
 from vkml.runtime import Executable, download, session, upload
 
 DEVICES = ["cpu", pytest.param("vulkan:0", marks=needs_vulkan)]

@@ -8,8 +8,8 @@ import vkml
 from vkml.compiler.target import vulkan_target
 from vkml.dialect.fusion_stops import FUSION_STOP
 from vkml.dialect.ir import compile_stablehlo
-from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import VULKAN_PASSES, pipeline_for
+from vkml.passes.run import run_passes
 
 PASS = ("vkml-isolate-widened-operands",)
 

@@ -29,8 +29,8 @@ from vkml.compiler.compile import run_pipeline
 from vkml.compiler.target import CPU_TARGET
 from vkml.ops.registry import OPS
 from vkml.passes import pairwise_extremes, verify_nan_semantics
-from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE
+from vkml.passes.run import run_passes
 
 torch = pytest.importorskip("torch")
 

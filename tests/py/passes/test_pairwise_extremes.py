@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import options_for, pipeline_for
+from vkml.passes.run import run_passes
 
 REFERENCE = vkml.device("reference")
 

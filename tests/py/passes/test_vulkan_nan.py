@@ -24,8 +24,8 @@ import vkml
 from vkml.compiler import compile as compile_module
 from vkml.compiler.cache import default_cache
 from vkml.passes import pairwise_extremes, vulkan_nan
-from vkml.passes.pipeline import run_passes
 from vkml.passes.registry import PIPELINE, VULKAN_PASSES, pipeline_for
+from vkml.passes.run import run_passes
 
 # a sweep whose every case another test in make test covers on another device or dtype
 EXHAUSTIVE = pytest.mark.exhaustive
