@@ -73,7 +73,7 @@ def test_a_new_pass_file_and_an_edit_to_a_compile_check_change_the_key(tree: Pat
     after_check = keys.source_fingerprint(tree)
     assert after_check != before
     (tree / "passes" / "extra.py").write_text("X = 1\n")
-    pipeline = tree / "passes" / "pipeline.py"
+    pipeline = tree / "passes" / "run.py"
     pipeline.write_text("import vkml.passes.extra\n" + pipeline.read_text())
     assert keys.source_fingerprint(tree) != after_check
 
