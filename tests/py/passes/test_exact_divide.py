@@ -23,7 +23,7 @@ from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.ir import ir
 from vkml.dialect.rewrite import find_ops, replace_with_function_body, tensor_type_of
 from vkml.dtypes import int32
-from vkml.passes import exact_divide, pipeline, registry
+from vkml.passes import exact_divide, registry, run
 from vkml.runtime.vulkan_loader import vulkan_device_reports
 
 F32_MAX = 0x7F7FFFFF
@@ -285,7 +285,7 @@ def test_rewritten_divide_computes_with_integers_only() -> None:
   %q = stablehlo.divide %a, %b : tensor<5xf32>
   return %q : tensor<5xf32>
 }"""
-    rewritten = pipeline.run_passes(text, (exact_divide.ARGUMENT,))
+    rewritten = run.run_passes(text, (exact_divide.ARGUMENT,))
     float_ops = [
         line.strip() for line in rewritten.splitlines()
         if "f32" in line and "stablehlo.bitcast_convert" not in line
