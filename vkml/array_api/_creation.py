@@ -75,16 +75,12 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     return creation.full(shape, fill_value, dtype, device)
 
 
-def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
-    return (x.dtype if dtype is None else dtype), (x.device if device is None else device)
-
-
 def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
-    return creation.zeros(x.shape, *_like(x, dtype, device))
+    return creation.zeros_like(x, dtype, device)
 
 
 def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
-    return creation.ones(x.shape, *_like(x, dtype, device))
+    return creation.ones_like(x, dtype, device)
 
 
 def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -92,7 +88,7 @@ def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
 
 
 def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
-    return creation.full(x.shape, fill_value, *_like(x, dtype, device))
+    return creation.full_like(x, fill_value, dtype, device)
 
 
 def arange(
@@ -116,10 +112,7 @@ def eye(
     device: Any = None,
 ) -> Tensor:  # fmt: skip
     """Ones on the ``k``-th diagonal, zeros elsewhere."""
-    cols = n_rows if n_cols is None else n_cols
-    rows = creation.arange(n_rows, device=device).reshape(n_rows, 1)
-    on = (creation.arange(cols, device=device).reshape(1, cols) - rows) == k
-    return on.astype(_float_default(dtype))
+    return creation.eye(n_rows, n_cols, k, _float_default(dtype), device)
 
 
 def _triangle(x: Tensor, k: int, lower: bool) -> Tensor:

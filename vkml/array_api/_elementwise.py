@@ -132,17 +132,17 @@ def square(x: Tensor, /) -> Tensor:
 
 def isnan(x: Tensor, /) -> Tensor:
     """True where ``x`` is NaN (never for an integer)."""
-    return x != x if x.dtype.is_float else _filled(x, False)
+    return functions.isnan(x)
 
 
 def isinf(x: Tensor, /) -> Tensor:
     """True where ``x`` is +inf or -inf (never for an integer)."""
-    return abs(x) == math.inf if x.dtype.is_float else _filled(x, False)
+    return functions.isinf(x)
 
 
 def isfinite(x: Tensor, /) -> Tensor:
     """True where ``x`` is neither infinite nor NaN (always for an integer)."""
-    return abs(x) < math.inf if x.dtype.is_float else _filled(x, True)
+    return functions.isfinite(x)
 
 
 def signbit(x: Tensor, /) -> Tensor:

@@ -7,8 +7,6 @@ its docstring, and returns tensors of what it found.
 
 from __future__ import annotations
 
-import builtins
-import math
 from typing import Any
 
 import numpy as np
@@ -22,13 +20,6 @@ from vkml.ops import shapes
 
 def _axes(x: Tensor, axis: Any) -> tuple[int, ...]:
     return shapes.normalize_axes("reduction", axis, x.shape)
-
-
-def _reduced(x: Tensor, axis: Any, keepdims: bool, value: Any, dtype: Any) -> Tensor:
-    """The result of reducing nothing (an empty axis): ``value`` in the reduced shape."""
-    axes = _axes(x, axis)
-    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape) if keepdims or i not in axes)
-    return creation.full(shape, value, dtype, x.device)
 
 
 def _accumulator(x: Tensor, dtype: Any) -> Tensor:
@@ -102,33 +93,24 @@ def var(
     x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
     """The variance over ``axis``, dividing by N - ``correction``."""
-    if not x.dtype.is_float:
-        raise DTypeError(f"'var' takes a floating-point tensor, got {x.dtype}; astype first")
-    axes = _axes(x, axis)
-    n = math.prod(x.shape[i] for i in axes)
-    centred = x - functions.mean(x, axes, keepdims=True)
-    return op_functions.sum(centred * centred, axes, keepdims) / builtins.max(n - correction, 0)
+    return functions.var(x, axis, keepdims, correction)
 
 
 def std(
     x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
     """The standard deviation over ``axis``, dividing by N - ``correction``."""
-    return var(x, axis=axis, correction=correction, keepdims=keepdims).sqrt()
+    return functions.std(x, axis, keepdims, correction)
 
 
 def all(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero); true for none."""
-    if 0 in x.shape:
-        return _reduced(x, axis, keepdims, True, bool_)
-    return op_functions.amin(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+    return functions.all(x, axis, keepdims)
 
 
 def any(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether some element over ``axis`` is true (non-zero); false for none."""
-    if 0 in x.shape:
-        return _reduced(x, axis, keepdims, False, bool_)
-    return op_functions.amax(x != 0 if x.dtype is not bool_ else x, axis, keepdims)
+    return functions.any(x, axis, keepdims)
 
 
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:

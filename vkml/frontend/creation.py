@@ -108,6 +108,32 @@ def ones(
     return full(shape, 1, _dtype_arg("ones", shape, dtype), device, requires_grad)
 
 
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of ``x``'s shape (and dtype and device, unless given) full of ``fill_value``."""
+    return full(x.shape, fill_value, x.dtype if dtype is None else dtype,
+                x.device if device is None else device)  # fmt: skip
+
+
+def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """Zeros of ``x``'s shape (and dtype and device, unless given)."""
+    return full_like(x, 0, dtype, device)
+
+
+def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """Ones of ``x``'s shape (and dtype and device, unless given)."""
+    return full_like(x, 1, dtype, device)
+
+
+def eye(
+    n: int, m: int | None = None, k: int = 0, dtype: Any = float32, device: Any = None
+) -> Tensor:
+    """The ``n`` x ``m`` matrix (``m`` = ``n`` unless given) with ones on diagonal ``k`` (above
+    the main one where positive) and zeros elsewhere."""
+    cols = n if m is None else m
+    rows = arange(n, device=device).reshape(n, 1)
+    return ((arange(cols, device=device).reshape(1, cols) - rows) == k).astype(dtype)
+
+
 def _dtype_arg(op: str, shape: Any, dtype: Any) -> DType:
     """``dtype`` as a DType; a number there is the second dimension of a shape written
     PyTorch's way (``ones(2, 3)``), which vkml takes as one tuple."""

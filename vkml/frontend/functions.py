@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec
 
-from vkml.frontend import elementwise, indexing, reductions, sorting, views
+from vkml.frontend import elementwise, indexing, reductions, sorting, statistics, views
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -40,6 +40,14 @@ place_at = _public(indexing.place_at)  # x[i]'s transpose (its gradient)
 sort = _public(sorting.sort)
 argsort = _public(sorting.argsort)
 mean = _public(reductions.mean)
+var = _public(statistics.var)
+std = _public(statistics.std)
+any = _public(statistics.any)
+all = _public(statistics.all)
+isnan = _public(statistics.isnan)
+isinf = _public(statistics.isinf)
+isfinite = _public(statistics.isfinite)
+flatten = _public(views.flatten)
 softmax = _public(reductions.softmax)
 log_softmax = _public(reductions.log_softmax)
 matmul = _public(reductions.matmul)

@@ -14,7 +14,16 @@ import numpy as np
 from vkml.devices.realize import prints_recorded, realize_nodes
 from vkml.dtypes import DTYPE_NAMES, DType, bool_
 from vkml.errors import DeviceError, DTypeError, ShapeError
-from vkml.frontend import autograd, elementwise, grad_mode, indexing, reductions, views
+from vkml.frontend import (
+    autograd,
+    elementwise,
+    grad_mode,
+    indexing,
+    reductions,
+    sorting,
+    statistics,
+    views,
+)
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
@@ -295,6 +304,39 @@ class Tensor(Operators, OpMethods):
         x = numpy_operand("mean", self, dtype, out)
         return wrap(reductions.mean(x, axis, keepdims), self)
 
+    def var(self, axis: Any = None, keepdims: bool = False, *, correction: float = 0,
+            ddof: float | None = None, dtype: Any = None, out: None = None) -> Tensor:  # fmt: skip
+        x = numpy_operand("var", self, dtype, out)
+        return wrap(statistics.var(x, axis, keepdims, correction, ddof), self)
+
+    def std(self, axis: Any = None, keepdims: bool = False, *, correction: float = 0,
+            ddof: float | None = None, dtype: Any = None, out: None = None) -> Tensor:  # fmt: skip
+        x = numpy_operand("std", self, dtype, out)
+        return wrap(statistics.std(x, axis, keepdims, correction, ddof), self)
+
+    def any(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        x = numpy_operand("any", self, None, out)
+        return wrap(statistics.any(x, axis, keepdims), self)
+
+    def all(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Tensor:
+        x = numpy_operand("all", self, None, out)
+        return wrap(statistics.all(x, axis, keepdims), self)
+
+    def isnan(self) -> Tensor:
+        return wrap(statistics.isnan(self), self)
+
+    def isinf(self) -> Tensor:
+        return wrap(statistics.isinf(self), self)
+
+    def isfinite(self) -> Tensor:
+        return wrap(statistics.isfinite(self), self)
+
+    def sort(self, axis: int = -1, descending: bool = False) -> Tensor:
+        return wrap(sorting.sort(self, axis, descending), self)
+
+    def argsort(self, axis: int = -1, descending: bool = False) -> Tensor:
+        return wrap(sorting.argsort(self, axis, descending), self)
+
     def softmax(self, axis: int = -1) -> Tensor:
         return wrap(reductions.softmax(self, axis), self)
 
@@ -303,6 +345,25 @@ class Tensor(Operators, OpMethods):
 
     def reshape(self, *shape: Any) -> Tensor:
         return wrap(views.reshape(self, *shape), self)
+
+    def view(self, *shape: Any) -> Tensor:
+        """PyTorch's ``view``: ``reshape`` (tensors are immutable, so a view and a copy are
+        one thing), or, given one dtype, ``bitcast`` to it."""
+        if len(shape) == 1 and (isinstance(shape[0], (DType, str)) or hasattr(shape[0], "kind")):
+            return wrap(elementwise.bitcast(self, shape[0]), self)
+        return wrap(views.reshape(self, *shape), self)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Axes ``start_dim`` to ``end_dim`` (all, by default) merged into one."""
+        return wrap(views.flatten(self, start_dim, end_dim), self)
+
+    def ravel(self) -> Tensor:
+        return wrap(views.reshape(self, -1), self)
+
+    def clone(self) -> Tensor:
+        """A new tensor of this one's value, which gradients flow through (an identity view:
+        tensors are immutable, so nothing is copied)."""
+        return Tensor(views.identity(self))
 
     def transpose(self, *axes: Any) -> Tensor:
         return wrap(views.transpose(self, *axes), self)

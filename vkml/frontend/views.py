@@ -126,6 +126,28 @@ def squeeze(x: Operand, axis: Any = None) -> Node:
     return reshape(x, tuple(s for i, s in enumerate(node.shape) if i not in axes))
 
 
+def identity(x: Operand) -> Node:
+    """A new node of ``x``'s value (a reshape to its own shape): a handle that is not ``x``'s,
+    which gradients flow through (``Tensor.clone``)."""
+    node = tensor_node("clone", x)
+    return record("reshape", node, shape=node.shape)
+
+
+def flatten(x: Operand, start_dim: int = 0, end_dim: int = -1) -> Node:
+    """Axes ``start_dim`` to ``end_dim`` of ``x`` merged into one (PyTorch's ``flatten``; a
+    0-d tensor becomes one element)."""
+    node = tensor_node("flatten", x)
+    if not node.shape:
+        return reshape(node, 1)
+    first, last = (shapes.normalize_axes("flatten", d, node.shape)[0] for d in (start_dim, end_dim))
+    if first > last:
+        raise AxisError(
+            f"'flatten': start_dim {start_dim} comes after end_dim {end_dim} in shape {node.shape}"
+        )
+    merged = math.prod(node.shape[first : last + 1])
+    return reshape(node, (*node.shape[:first], merged, *node.shape[last + 1 :]))
+
+
 def unsqueeze(x: Operand, axis: int) -> Node:
     """Insert an axis of length 1 at position ``axis`` (of the result)."""
     node = tensor_node("unsqueeze", x)
