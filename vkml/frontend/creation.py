@@ -27,6 +27,7 @@ from vkml.frontend.host import (
     resolve_device,
     shape_arg,
 )
+from vkml.frontend.record import tensor_node
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -108,20 +109,21 @@ def ones(
     return full(shape, 1, _dtype_arg("ones", shape, dtype), device, requires_grad)
 
 
-def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def full_like(x: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of ``x``'s shape (and dtype and device, unless given) full of ``fill_value``."""
-    return full(x.shape, fill_value, x.dtype if dtype is None else dtype,
-                x.device if device is None else device)  # fmt: skip
+    node = tensor_node("full_like", x)
+    return full(node.shape, fill_value, node.dtype if dtype is None else dtype,
+                node.device if device is None else device)  # fmt: skip
 
 
-def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros_like(x: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros of ``x``'s shape (and dtype and device, unless given)."""
-    return full_like(x, 0, dtype, device)
+    return full_like(tensor_node("zeros_like", x), 0, dtype, device)
 
 
-def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+def ones_like(x: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones of ``x``'s shape (and dtype and device, unless given)."""
-    return full_like(x, 1, dtype, device)
+    return full_like(tensor_node("ones_like", x), 1, dtype, device)
 
 
 def eye(
@@ -129,9 +131,11 @@ def eye(
 ) -> Tensor:
     """The ``n`` x ``m`` matrix (``m`` = ``n`` unless given) with ones on diagonal ``k`` (above
     the main one where positive) and zeros elsewhere."""
-    cols = n if m is None else m
-    rows = arange(n, device=device).reshape(n, 1)
-    return ((arange(cols, device=device).reshape(1, cols) - rows) == k).astype(dtype)
+    rows, cols = shape_arg("eye", (n, n if m is None else m))
+    if isinstance(k, bool) or not hasattr(k, "__index__"):
+        raise ShapeError(f"'eye': the diagonal k={k!r} is not an integer")
+    column = arange(rows, device=device).reshape(rows, 1)
+    return ((arange(cols, device=device).reshape(1, cols) - column) == int(k)).astype(dtype)
 
 
 def _dtype_arg(op: str, shape: Any, dtype: Any) -> DType:

@@ -93,6 +93,29 @@ def scatter_add(g: Operand, indices: Operand, axis: int, size: int) -> Node:
     return record("scatter_add", g, indices, axis=axis, size=size)
 
 
+def host_indices(index: Any, device: Any) -> Any:
+    """``index`` with each list or NumPy array in it read as NumPy reads it: integers become
+    an int64 index node on ``device`` (``x[[0, 2]]`` is ``x[vkml.tensor([0, 2])]``); a boolean
+    one stays a NumPy array (a mask)."""
+
+    def read(item: Any) -> Any:
+        if not isinstance(item, list) and not (isinstance(item, np.ndarray) and item.ndim > 0):
+            return item
+        array = np.asarray(item)
+        if array.dtype == np.bool_:
+            return array
+        if array.size == 0:
+            array = array.astype(np.int64)
+        if array.dtype.kind not in "iu":
+            raise IndexingError(
+                f"an index list or array must hold integers or bools, got {array.dtype}: "
+                f"{item!r:.60}"
+            )
+        return data_node(array.astype(np.int64), int64, device)
+
+    return tuple(read(it) for it in index) if isinstance(index, tuple) else read(index)
+
+
 def has_array_index(index: Any) -> bool:
     """Whether ``x[index]`` is integer-array indexing (a tensor among the index's items)."""
     items = index if isinstance(index, tuple) else (index,)

@@ -77,21 +77,29 @@ def promoted(op: str, a: Any, b: Any) -> tuple[Node, Node, DType]:
             )
         return an, bn, promote_types(an.dtype, bn.dtype)
     if an is not None:
+        if _is_host_array(b):  # uploaded to the tensor's device; its dtype promotes (NumPy's)
+            bn = data_node(b, None, an.device)
+            return an, bn, promote_types(an.dtype, bn.dtype)
         dtype = result_type_with_scalar(an.dtype, _require_scalar(op, b))
         return an, scalar_node(b, dtype, an.device, op), dtype
     if bn is not None:
+        if _is_host_array(a):
+            an = data_node(a, None, bn.device)
+            return an, bn, promote_types(an.dtype, bn.dtype)
         dtype = result_type_with_scalar(bn.dtype, _require_scalar(op, a))
         return scalar_node(a, dtype, bn.device, op), bn, dtype
     return promoted(op, data_node(a, None, None), b)
 
 
+def _is_host_array(value: Any) -> bool:
+    """A NumPy array or a Python list or tuple: data an operator uploads beside a tensor."""
+    return isinstance(value, (list, tuple)) or (
+        hasattr(value, "__array__") and not is_scalar(value) and not isinstance(value, TensorBase)
+    )
+
+
 def _require_scalar(op: str, value: Any) -> Any:
     if is_scalar(value):
         return value
-    if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
-        raise DTypeError(
-            f"'{op}': operand of type {type(value).__name__} is not a vkml tensor; wrap it "
-            f"with vkml.tensor(...) on the same device first"
-        )
     host_array(value)  # raises DataError naming the value
     raise DTypeError(f"'{op}': operand {value!r:.40} is not a vkml tensor or a number")

@@ -27,6 +27,7 @@ from vkml.frontend import (
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
 from vkml.frontend.host import copy_node
+from vkml.frontend.host_values import HostValues
 from vkml.frontend.namespace import array_namespace
 from vkml.frontend.numpy_calls import numpy_operand
 from vkml.frontend.op_methods import OpMethods
@@ -44,7 +45,7 @@ def wrap(node: Node, *operands: Any) -> Tensor:
     return Tensor(node)
 
 
-class Tensor(Operators, OpMethods):
+class Tensor(Operators, OpMethods, HostValues):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
@@ -142,31 +143,6 @@ class Tensor(Operators, OpMethods):
         realize_nodes([self._node])
         return self
 
-    def numpy(self, copy: bool = True) -> np.ndarray:
-        """The value as a NumPy array, realizing first if needed.
-
-        Args:
-            copy: True (default) gives a new, writable array. False gives a read-only array
-                over the device's memory where the device allows it (cpu, reference): no
-                copy, which saves time and memory on large results.
-        """
-        node = self._node
-        realize_nodes([node])
-        return node.device.download(node.storage, node.dtype, copy)
-
-    def item(self) -> bool | int | float:
-        """The value of a one-element tensor as a Python scalar."""
-        if self.size != 1:
-            raise ShapeError(
-                f"item() needs a tensor with exactly one element, got shape {self.shape} "
-                f"({self.size} elements); index or reduce it first"
-            )
-        return self.numpy().reshape(()).item()
-
-    def tolist(self) -> Any:
-        """The value as (nested) Python lists of Python scalars."""
-        return self.numpy().tolist()
-
     def to(self, device: Any) -> Tensor:
         """An explicit copy on ``device`` (a Device or its name). The only way across."""
         if isinstance(device, DType) or (isinstance(device, str) and device in DTYPE_NAMES):
@@ -175,10 +151,6 @@ class Tensor(Operators, OpMethods):
                 f"x.astype({device!r})"
             )
         return wrap(copy_node(self._node, device), self)
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self.numpy(copy=copy is not False)
-        return out if dtype is None else out.astype(dtype, copy=copy is not False)
 
     def __dlpack__(
         self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
@@ -205,30 +177,6 @@ class Tensor(Operators, OpMethods):
         """DLPack's (device type, id): (1, 0), the host, for ``cpu`` and ``reference``;
         (7, N), Vulkan, for ``vulkan:N``."""
         return self._node.device.dlpack_device()
-
-    def __bool__(self) -> bool:
-        if self.size != 1:
-            raise ShapeError(
-                f"the truth value of a tensor with {self.size} elements is ambiguous; reduce "
-                f"it first: (x != 0).amax() is true where any element is, (x != 0).amin() "
-                f"where all are (vkml.array_api.any and all too)"
-            )
-        return bool(self.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.is_float or self.dtype.kind == "bool":
-            raise TypeError(
-                f"a {self.dtype} tensor is not an integer index: indexing a NumPy array with "
-                f"a vkml tensor (a mask, or assigning through one) is not supported; index "
-                f"it with t.numpy() instead"
-            )
-        return int(self.item())
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise TypeError(
@@ -272,6 +220,9 @@ class Tensor(Operators, OpMethods):
         return wrap(reductions.matmul(other, self), self)
 
     def __getitem__(self, index: Any) -> Tensor:
+        index = indexing.host_indices(index, self._node.device)
+        if isinstance(index, np.ndarray):  # a boolean mask given as a list or NumPy array
+            return wrap(indexing.mask_getitem(self, index), self)
         if isinstance(index, Tensor) and index.dtype is bool_:
             # the count of True shapes the result: the mask is realized, x stays lazy
             return wrap(indexing.mask_getitem(self, index.numpy()), self)

@@ -102,3 +102,43 @@ def test_bad_input_names_the_value_and_the_remedy() -> None:
         vkml.var(ints.astype(vkml.float32), correction=1, ddof=1)
     with pytest.raises(vkml.AxisError, match="'flatten': start_dim 2 comes after end_dim 0"):
         vkml.zeros((2, 3, 4)).flatten(2, 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_numpy_arrays_and_lists_are_operands_on_the_tensor_s_device(device: str) -> None:
+    t = vkml.tensor(np.array([1.5, -2.25, 3.0], np.float32), device=device)
+    for got in (t + np.array([1, 2, 3], np.float32), np.array([1, 2, 3], np.float32) + t,
+                t + [1, 2, 3], [1.0, 2.0, 3.0] + t):  # fmt: skip
+        assert got.device is t.device and got.dtype is vkml.float32
+        assert got.tolist() == [2.5, -0.25, 6.0]
+    assert (t > [0.0, 0.0, 4.0]).tolist() == [True, False, False]
+    assert vkml.where(t > 0, t, np.zeros(3, np.float32)).tolist() == [1.5, 0.0, 3.0]
+
+
+def test_a_numpy_array_s_dtype_promotes_as_numpy_s_would() -> None:
+    t = vkml.tensor(np.array([1.5, 2.0], np.float32))
+    assert (np.array([2.0, 4.0]) * t).dtype is vkml.float64  # float64 * float32, NumPy's rule
+    assert (t * np.array([2, 4], np.int32)).dtype is vkml.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lists_and_numpy_arrays_index_as_numpy_s_do(device: str) -> None:
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = vkml.tensor(data, device=device)
+    for index in ([2, 0], np.array([2, 0]), ([0, 2], [1, 3]), (np.array([0, -1]), 1),
+                  [True, False, True], np.array([False, True, False]), []):  # fmt: skip
+        want = data[index]
+        assert np.array_equal(m[index].numpy(), want), index
+    with pytest.raises(vkml.IndexingError, match="must hold integers or bools, got float64"):
+        m[[0.5, 1.0]]
+
+
+def test_round_and_format_of_a_one_element_tensor() -> None:
+    t = vkml.tensor(np.array([1.5, -2.25, 2.5], np.float32))
+    assert round(t[0]) == 2 and round(t[2]) == 2 and round(t[1], 1) == -2.2
+    assert format(t[0], ".2f") == "1.50" and f"{t[1]:+.1e}" == "-2.2e+00"
+    assert f"{t[0]}" == str(t[0])
+    with pytest.raises(TypeError, match=r"round\(\) takes a one-element tensor, got shape \(3,\)"):
+        round(t)
+    with pytest.raises(TypeError, match="takes a one-element tensor"):
+        format(t, ".2f")
