@@ -23,8 +23,8 @@ import vkml
 from vkml.compiler.target import CPU_TARGET, NO_CONST_EXPR_HOISTING, Target
 from vkml.dialect.ir import compile_stablehlo
 from vkml.graph.walk import toposort
-from vkml.passes.pipeline import run_passes
 from vkml.passes.pipelines import pipeline_for
+from vkml.passes.run import run_passes
 
 OUT = Path(__file__).resolve().parent / "results" / "compile-time.md"
 

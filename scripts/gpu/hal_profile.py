@@ -86,7 +86,7 @@ ADD3_BARRIERS = """func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tens
 ADD5 = ADD3_BARRIERS.replace("stablehlo.optimization_barrier %0", "stablehlo.add %0, %b").replace(
     "stablehlo.optimization_barrier %2", "stablehlo.add %2, %b"
 )
-# the same three adds, each result behind IREE's compute barrier (vkml.dialect.fences)
+# the same three adds, each result behind IREE's compute barrier (vkml.dialect.fusion_stops)
 ADD3_FENCES = ADD3_BARRIERS.replace(
     "stablehlo.optimization_barrier %0 : tensor<4xf32>",
     "iree_tensor_ext.compute_barrier.end %0 : tensor<4xf32> -> tensor<4xf32>",

@@ -52,7 +52,7 @@ UNSIGNED = """func.func @main(%a: tensor<4xui32>) -> tensor<4xui32> {
 }"""
 
 
-def test_fence_fusion_of_an_unsigned_value_compiles() -> None:
+def test_a_fusion_stop_of_an_unsigned_value_compiles() -> None:
     with ir.Context() as context:
         module = parse_module(UNSIGNED, context)
         add = module.body.operations[0].regions[0].blocks[0].operations[0]
