@@ -35,17 +35,23 @@ def cumsum(x: Operand, axis: int | None = None) -> Node:
 
 def mean(x: Operand, axis: Any = None, keepdims: bool = False) -> Node:
     """Arithmetic mean: the pairwise sum divided by the element count (floats only)."""
-    node = tensor_node("mean", x)
-    if not node.dtype.is_float:
-        raise DTypeError(
-            f"'mean' needs a floating-point tensor, got {node.dtype}; use "
-            f"x.astype(vkml.float32).mean(...)"
-        )
-    axes = normalize_axes("mean", axis, node.shape)
-    count = math.prod(node.shape[a] for a in axes)
+    node, axes, count = float_reduction("mean", x, axis)
     shape = reduced_shape(node.shape, axes, keepdims)
     attrs = (("axes", axes), ("divisor", count))
     return Node("sum", node.dtype, shape, (node,), attrs, node.device)
+
+
+def float_reduction(op: str, x: Operand, axis: Any) -> tuple[Node, tuple[int, ...], int]:
+    """The node of ``x``, which must be floating-point (a DTypeError naming ``op`` and the
+    remedy), the axes ``axis`` names and the count of elements each result reduces."""
+    node = tensor_node(op, x)
+    if not node.dtype.is_float:
+        raise DTypeError(
+            f"'{op}' needs a floating-point tensor, got {node.dtype}; use "
+            f"x.astype(vkml.float32).{op}(...)"
+        )
+    axes = normalize_axes(op, axis, node.shape)
+    return node, axes, math.prod(node.shape[a] for a in axes)
 
 
 def softmax(x: Operand, axis: int = -1) -> Node:

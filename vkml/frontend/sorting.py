@@ -18,9 +18,7 @@ def _flag(op: str, name: str, value: object) -> bool:
 
 
 def _axis(op: str, axis: object, shape: tuple[int, ...]) -> int:
-    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
-    (a,) = shapes.normalize_axes(op, one, shape or (1,))  # a 0-d tensor sorts as one element
-    return a
+    return shapes.one_axis(op, axis, shape or (1,))  # a 0-d tensor sorts as one element
 
 
 def argsort(x: Operand, axis: int = -1, descending: bool = False) -> Node:

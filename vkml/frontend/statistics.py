@@ -10,10 +10,9 @@ import math
 from typing import Any
 
 from vkml.dtypes import bool_
-from vkml.errors import DTypeError
 from vkml.frontend.host import full_node
 from vkml.frontend.record import Operand, record, tensor_node
-from vkml.frontend.reductions import mean
+from vkml.frontend.reductions import float_reduction, mean
 from vkml.graph.node import Node
 from vkml.ops.shapes import normalize_axes, reduced_shape
 
@@ -25,18 +24,11 @@ def var(
     """The variance over ``axis``: the sum of squared deviations from the mean divided by
     N - ``correction`` (NumPy's and the Array API's default 0; PyTorch's ``x.var()`` is
     ``correction=1``). ``ddof`` is NumPy's name for ``correction``."""
-    node = tensor_node("var", x)
     if ddof is not None:
         if correction != 0:
             raise TypeError("'var' takes correction or ddof (NumPy's name for it), not both")
         correction = ddof
-    if not node.dtype.is_float:
-        raise DTypeError(
-            f"'var' needs a floating-point tensor, got {node.dtype}; use "
-            f"x.astype(vkml.float32).var(...)"
-        )
-    axes = normalize_axes("var", axis, node.shape)
-    count = math.prod(node.shape[a] for a in axes)
+    node, axes, count = float_reduction("var", x, axis)
     centred = record("sub", node, mean(node, axes, keepdims=True))
     total = record("sum", record("mul", centred, centred), axis=axes, keepdims=keepdims)
     return record("div", total, float(max(count - correction, 0)))

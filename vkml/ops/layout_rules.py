@@ -13,21 +13,15 @@ from typing import Any
 from vkml.dtypes import DType, int64, promote_types
 from vkml.errors import AxisError, DTypeError, ShapeError
 from vkml.graph.node import Node
-from vkml.ops.shapes import normalize_axes
+from vkml.ops.shapes import normalize_axes, one_axis
 from vkml.ops.spec import OpDef, Out, ShapeRule
-
-
-def _one_axis(op: str, axis: Any, shape: tuple[int, ...]) -> int:
-    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
-    (a,) = normalize_axes(op, one, shape)
-    return a
 
 
 def _scan(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
     (x,) = nodes
     if not x.shape:
         raise ShapeError(f"'{op.name}' of a 0-d tensor: there is no axis to run along")
-    a = _one_axis(op.name, params["axis"], x.shape)
+    a = one_axis(op.name, params["axis"], x.shape)
     return Out(x.dtype if x.dtype.is_float else int64, x.shape, (("axis", a),))
 
 
@@ -40,7 +34,7 @@ def _sort(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict
         )
     if not x.shape:
         raise ShapeError(f"'{op.name}' of a 0-d tensor: there is no axis to order")
-    a = _one_axis(op.name, params["axis"], x.shape)
+    a = one_axis(op.name, params["axis"], x.shape)
     return Out(int64, x.shape, (("axis", a), ("descending", descending)))
 
 
@@ -58,7 +52,7 @@ def _take_along_axis(
 ) -> Out:
     x, idx = nodes
     integer_indices(op.name, idx)
-    a = _one_axis(op.name, params["axis"], x.shape) if x.shape else 0
+    a = one_axis(op.name, params["axis"], x.shape) if x.shape else 0
     others = [d for d in range(len(x.shape)) if d != a]
     if (
         len(idx.shape) != len(x.shape)
@@ -84,7 +78,7 @@ def _scatter(
     size = params["size"]
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ShapeError(f"'{op.name}': size must be a non-negative int, got {size!r}")
-    a = _one_axis(op.name, params["axis"], g.shape)
+    a = one_axis(op.name, params["axis"], g.shape)
     return Out(g.dtype, g.shape[:a] + (size,) + g.shape[a + 1 :], (("axis", a),))
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from vkml.dtypes import DType, bool_, default_float, int64, promote_types
 from vkml.errors import DTypeError, ShapeError
 from vkml.graph.node import Node
-from vkml.ops.shapes import broadcast_shapes, normalize_axes, reduced_shape
+from vkml.ops.shapes import broadcast_shapes, normalize_axes, one_axis, reduced_shape
 from vkml.ops.spec import OpDef, Out, ShapeRule
 
 
@@ -102,8 +102,7 @@ def _index_reduction(
         if math.prod(x.shape) == 0:
             raise ShapeError(f"'{op.name}' of an empty tensor (shape {x.shape}) has no answer")
         return Out(int64, (1,) * len(x.shape) if keepdims else (), (("axis", None),))
-    one = axis if hasattr(axis, "__index__") else (axis,)  # a tuple is "not an integer"
-    (a,) = normalize_axes(op.name, one, x.shape) or (0,)
+    a = one_axis(op.name, axis, x.shape)
     _nonempty(op.name, x.shape, (a,))
     return Out(int64, reduced_shape(x.shape, (a,), keepdims), (("axis", a),))
 

@@ -69,3 +69,10 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     if keepdims:
         return tuple(1 if i in axes else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def one_axis(op: str, axis: Any, shape: tuple[int, ...]) -> int:
+    """``axis``, which must be one integer (a tuple is refused by name, as not an integer),
+    as a non-negative axis of ``shape``; 0 for a 0-d shape, read as one element."""
+    one = axis if hasattr(axis, "__index__") else (axis,)
+    return (normalize_axes(op, one, shape) or (0,))[0]
