@@ -135,15 +135,23 @@ class StructuralOps(FunctionBody):
         types = ", ".join(str(v.type) for v in values)
         return self.emit(f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {out}", out)
 
-    def pad(self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int]) -> Value:
-        shape = tuple(s + lo + hi for s, lo, hi in zip(v.shape, low, high))
-        if shape == v.shape:
+    def pad(
+        self, v: Value, fill: Value, low: Sequence[int], high: Sequence[int],
+        interior: Sequence[int] | None = None,
+    ) -> Value:  # fmt: skip
+        """``v`` with ``fill`` added before (``low``), after (``high``) and between
+        (``interior``) the elements of each axis; a negative ``low`` or ``high`` drops
+        elements."""
+        inner = tuple(interior) if interior is not None else (0,) * len(v.shape)
+        shape = tuple(
+            s + lo + hi + max(s - 1, 0) * i for s, lo, hi, i in zip(v.shape, low, high, inner)
+        )
+        if not any(low) and not any(high) and not any(inner):
             return v
         out = v.type.with_shape(shape)
-        zeros = ", ".join("0" for _ in shape)
         return self.emit(
             f"stablehlo.pad {v.name}, {fill.name}, low = [{', '.join(map(str, low))}], "
-            f"high = [{', '.join(map(str, high))}], interior = [{zeros}] : "
+            f"high = [{', '.join(map(str, high))}], interior = [{', '.join(map(str, inner))}] : "
             f"({v.type}, {fill.type}) -> {out}",
             out,
         )

@@ -50,3 +50,6 @@ class TensorAlgebra(Generic[T]):
 
     def place_at(self, g: T, pos: T, axis: int, size: int) -> T:
         return self.cls(indexing.place_at(g, pos, axis, size))
+
+    def conv(self, x: T, w: T, **window: Any) -> T:
+        return self.cls(record("conv", x, w, **window))

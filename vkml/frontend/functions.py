@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec
 
-from vkml.frontend import elementwise, indexing, reductions, sorting, statistics, views
+from vkml.frontend import convolution, elementwise, indexing, reductions, sorting, statistics, views
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -38,6 +38,8 @@ take_along_axis = _public(indexing.take_along_axis)
 scatter_add = _public(indexing.scatter_add)  # take_along_axis's transpose (its gradient)
 place_at = _public(indexing.place_at)  # x[i]'s transpose (its gradient)
 sort = _public(sorting.sort)
+conv = _public(convolution.conv)
+conv_transpose = _public(convolution.conv_transpose)
 argsort = _public(sorting.argsort)
 mean = _public(reductions.mean)
 var = _public(statistics.var)

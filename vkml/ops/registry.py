@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from vkml.ops.contraction import CONTRACTION
 from vkml.ops.control import CONTROL
+from vkml.ops.convolution import CONVOLUTION
 from vkml.ops.creation import CREATION
 from vkml.ops.elementwise import ELEMENTWISE
 from vkml.ops.indexing import INDEXING
@@ -20,6 +21,7 @@ FAMILIES: dict[str, dict[str, OpDef]] = {
     "creation": CREATION,
     "movement": MOVEMENT,
     "contraction": CONTRACTION,
+    "convolution": CONVOLUTION,
     "reduce": REDUCE,
     "scan": SCAN,
     "indexing": INDEXING,

@@ -148,6 +148,52 @@ def _contraction(
     return Out(dtype, (*batch, a.shape[-2], b.shape[-1]))
 
 
+def _convolution(
+    op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]
+) -> Out:
+    x, w = nodes
+    dtype = promote_types(x.dtype, w.dtype)
+    if not dtype.is_float:
+        raise DTypeError(
+            f"'{op.name}' needs floating-point tensors, got {x.dtype} and {w.dtype}; convert "
+            f"first, e.g. x.astype(vkml.float32)"
+        )
+    groups, stride = params["groups"], params["stride"]
+    spatial = len(stride)
+    if len(x.shape) != spatial + 2 or len(w.shape) != spatial + 2:
+        raise ShapeError(
+            f"'{op.name}' of {spatial} spatial axes needs an input (N, C, *spatial) and a kernel "
+            f"(O, C / groups, *kernel) of rank {spatial + 2}: got {x.shape} and {w.shape}"
+        )
+    if x.shape[1] % groups:
+        raise ShapeError(
+            f"'{op.name}': groups={groups} must divide the input's {x.shape[1]} channels "
+            f"(input {x.shape})"
+        )
+    if x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+        raise ShapeError(
+            f"'{op.name}': an input of {x.shape[1]} channels in groups={groups} needs a kernel "
+            f"(O, {x.shape[1] // groups}, *kernel) with O a multiple of {groups}: got input "
+            f"{x.shape} and kernel {w.shape}"
+        )
+    out = []
+    window = zip(
+        x.shape[2:], w.shape[2:], stride, params["padding"], params["lhs_dilation"],
+        params["rhs_dilation"],
+    )  # fmt: skip
+    for size, k, s, (lo, hi), a, d in window:
+        span = (size - 1) * a + 1 + lo + hi if size else 0
+        reach = (k - 1) * d + 1
+        if span < reach or k == 0:
+            raise ShapeError(
+                f"'{op.name}': the kernel {w.shape} (dilated to {reach}) does not fit the input "
+                f"{x.shape} with padding {params['padding']}; pad the input or use a smaller kernel"
+            )
+        out.append((span - reach) // s + 1)
+    attrs = tuple((k, params[k]) for k in ("stride", "padding", "lhs_dilation", "rhs_dilation"))
+    return Out(dtype, (x.shape[0], w.shape[0], *out), attrs + (("groups", groups),))
+
+
 def _same(op: OpDef, nodes: tuple[Node, ...], common: DType | None, params: dict[str, Any]) -> Out:
     (x,) = nodes
     return Out(x.dtype, x.shape)
@@ -211,6 +257,13 @@ contraction = ShapeRule(
     "two operands of rank >= 2 contracted over one axis, batch axes broadcast; the promoted dtype",
     "tensor",
     _contraction,
+)
+convolution = ShapeRule(
+    "convolution",
+    "an input (N, C, *spatial) and a kernel (O, C / groups, *kernel) slid over it; (N, O, "
+    "*spatial'), the promoted float dtype",
+    "tensor",
+    _convolution,
 )
 control = ShapeRule(
     "control", "a bool condition and operands, with regions over the operands; the regions' result"

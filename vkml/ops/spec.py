@@ -66,6 +66,10 @@ class Algebra(Protocol):
         """The transpose of ``index_at``: ``g`` at ``pos`` of zeros ``size`` long on ``axis``."""
         ...
 
+    def conv(self, x: Handle, w: Handle, **window: Any) -> Handle:
+        """The ``conv`` op of ``x`` and ``w`` with ``window``'s attributes as they are."""
+        ...
+
 
 GradientRule = Callable[[Node, Handle, Algebra], Grads]
 

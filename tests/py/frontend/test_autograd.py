@@ -113,6 +113,18 @@ CASES: list[tuple[str, str, Fn, list[np.ndarray]]] = [
     ),
     ("matmul-batched-broadcast", "matmul", lambda a, b: a @ b, [signed(2, 3, 4), signed(4, 5)]),
     ("matmul-vector", "matmul", lambda a, b: a @ b, [signed(4), signed(2, 4, 3)]),
+    (
+        "conv-grouped-strided",
+        "conv",
+        lambda a, b: vkml.conv(a, b, stride=2, padding=(1, (0, 2)), dilation=(1, 2), groups=2),
+        [signed(2, 4, 5, 6), signed(4, 2, 2, 2)],
+    ),
+    (
+        "conv-transpose",
+        "conv",
+        lambda a, b: vkml.conv_transpose(a, b, stride=2, padding=1, output_padding=1),
+        [signed(1, 2, 4), signed(2, 3, 3)],
+    ),
     ("sum-keepdims", "sum", lambda a: a.sum(axis=(0, 2), keepdims=True), [signed(2, 3, 4)]),
     ("mean", "sum", lambda a: a.mean(axis=1), [signed(2, 3, 4)]),
     ("cumsum", "cumsum", lambda a: a.cumsum(axis=1), [signed(2, 5, 3)]),
@@ -299,6 +311,20 @@ def layer_norm_torch(x: Any, gamma: Any, beta: Any) -> Any:
     return (y * y.sin()).sum()
 
 
+def conv_net_vkml(x: Any, w1: Any, b1: Any, w2: Any) -> Any:
+    y = vkml.conv(x, w1, stride=2, padding=1, bias=b1).relu()
+    z = vkml.conv_transpose(y, w2, stride=2, output_padding=1, groups=2)
+    return (z * z.sin()).sum()
+
+
+def conv_net_torch(x: Any, w1: Any, b1: Any, w2: Any) -> Any:
+    import torch
+
+    y = torch.nn.functional.conv2d(x, w1, b1, stride=2, padding=1).relu()
+    z = torch.nn.functional.conv_transpose2d(y, w2, stride=2, output_padding=1, groups=2)
+    return (z * z.sin()).sum()
+
+
 COMPOSITE = [
     (
         "linear-transpose-broadcast",
@@ -314,6 +340,12 @@ COMPOSITE = [
         [signed(8, 6), signed(6, 10), signed(10), signed(10, 4), signed(4)],
     ),
     ("layer-norm", layer_norm_vkml, layer_norm_torch, [signed(4, 6), signed(6), signed(6)]),
+    (
+        "conv-net",
+        conv_net_vkml,
+        conv_net_torch,
+        [signed(2, 3, 7, 6), signed(4, 3, 3, 3), signed(4), signed(4, 1, 2, 3)],
+    ),
 ]
 
 

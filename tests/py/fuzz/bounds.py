@@ -8,6 +8,8 @@ docs/contracts.md states, with the exceptions it states:
   summation order, ``|got - want| <= 2 K eps sum|a||b| + eps16 |want| + K tiny`` (twice:
   both the device and the reference round), checked where ``sum|a||b|`` is finite. The
   docs' 8-eps relative bound holds only for positive operands; fuzzed ones cancel;
+- conv: matmul's bound with ``K`` the taps one output sums (input channels of a group times
+  kernel elements) and ``sum|a||b|`` the convolution of the operands' magnitudes;
 - ``sin``/``cos``: absolute error at most ``ulp * eps`` of the dtype, for ``|x| <= 20`` only
   (vkml promises nothing for larger arguments); ``tan`` (sin / cos) the same, or within its
   ULP bound, or within the error of sin and cos divided: ``a (1 + |t|) sqrt(1 + t^2)`` for
@@ -21,10 +23,15 @@ docs/contracts.md states, with the exceptions it states:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 from support.numerics import assert_bit_exact, assert_within_ulp, ulp_distance
 
+from vkml.dtypes import float64
+from vkml.ops.references.convolution import conv as reference_conv
 from vkml.ops.registry import OPS
 
 EXP_BASED = ("exp", "sigmoid", "sinh", "cosh", "expm1")
@@ -32,14 +39,24 @@ EXP_BASED = ("exp", "sigmoid", "sinh", "cosh", "expm1")
 
 def check_value(
     op: str | None, got: np.ndarray, want: np.ndarray, operands: list[np.ndarray], kind: str,
-    what: str,
+    what: str, attrs: Mapping[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """``got`` against ``want``: bit-exact when ``op`` is None (an exact value), else at the
-    bound of the one bounded ``op``, whose operands' reference values are ``operands``."""
+    bound of the one bounded ``op``, whose operands' reference values are ``operands`` and
+    whose node's attributes are ``attrs``."""
     if op is None or got.dtype.kind not in "fV":
         assert_bit_exact(got, want, what)
     elif op == "matmul":
-        _check_matmul(got, want, operands, what)
+        a, b = (x.astype(np.float64) for x in operands)
+        with np.errstate(all="ignore"):
+            scale = np.matmul(np.abs(a), np.abs(b)).reshape(want.shape)
+        _check_contraction(op, got, want, scale, a.shape[-1], what)
+    elif op == "conv":
+        assert attrs is not None, "a conv's bound needs its attributes"
+        a, b = (np.abs(x.astype(np.float64)) for x in operands)
+        with np.errstate(all="ignore"):
+            scale = reference_conv([a, b], float64, want.shape, attrs)
+        _check_contraction(op, got, want, scale, int(np.prod(b.shape[1:])), what)
     elif op in ("sin", "cos", "tan"):
         _check_absolute(op, got, want, operands[0], what)
     else:
@@ -50,22 +67,21 @@ def _eps(dtype: np.dtype) -> float:
     return float(ml_dtypes.finfo(dtype).eps)
 
 
-def _check_matmul(got: np.ndarray, want: np.ndarray, operands: list[np.ndarray], what: str) -> None:
+def _check_contraction(
+    op: str, got: np.ndarray, want: np.ndarray, scale: np.ndarray, k: int, what: str
+) -> None:
     assert got.dtype == want.dtype and got.shape == want.shape, what
-    a, b = (x.astype(np.float64) for x in operands)
-    k = a.shape[-1]
     accum = np.float64 if want.dtype == np.float64 else np.float32
     tiny = float(np.finfo(accum).tiny)
     final = _eps(want.dtype) if want.dtype.itemsize == 2 else 0.0
     g, w = got.astype(np.float64), want.astype(np.float64)
     with np.errstate(all="ignore"):  # inf and NaN entries are masked out by ok
-        scale = np.matmul(np.abs(a), np.abs(b)).reshape(want.shape)
         bound = 2 * k * float(np.finfo(accum).eps) * scale + final * np.abs(w) + k * tiny
         ok = np.isfinite(scale) & (scale < float(ml_dtypes.finfo(want.dtype).max) / 2)
         err = np.where(ok, np.abs(g - w), 0.0)
     bad = np.flatnonzero(err > np.where(ok, bound, 0.0))
     assert bad.size == 0, (
-        f"{what}: matmul error {err.flat[bad[0]]:.3g} > bound {bound.flat[bad[0]]:.3g} at "
+        f"{what}: {op} error {err.flat[bad[0]]:.3g} > bound {bound.flat[bad[0]]:.3g} at "
         f"{bad[0]}: got {got.flat[bad[0]]!r} want {want.flat[bad[0]]!r}"
     )
 

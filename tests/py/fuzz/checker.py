@@ -178,6 +178,7 @@ def check_outputs(oracle: Oracle, plan: Plan, kind: str, tally: Tally) -> list[s
         else:
             cls = "exact" if v.exact else "bounded"
             op = None if v.exact else v.bounded.op
+        attrs = dict(v.bounded.attrs) if v.bounded is not None else {}
         tally.count(cls)
         try:
             if cls in ("subnormal", "unchecked"):
@@ -185,7 +186,7 @@ def check_outputs(oracle: Oracle, plan: Plan, kind: str, tally: Tally) -> list[s
                     f"{what}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
                 )
             else:
-                check_value(op, got, want, oracle.operands.get(i, []), kind, what)
+                check_value(op, got, want, oracle.operands.get(i, []), kind, what, attrs)
         except AssertionError as exc:
             bad.append(f"{cls}{'' if op is None else ' ' + op} {exc}")
     return bad

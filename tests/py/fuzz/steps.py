@@ -235,6 +235,30 @@ def matmul(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> v
     return vkml.matmul(x, x.transpose(-1, -2))
 
 
+def conv(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """A convolution of ``x`` (as it is when of rank 3 to 5, else one channel of its elements)
+    with a kernel of ``y``'s elements repeated: strides, padding, dilation, groups (one, or
+    one per channel) and the transposed form, each drawn."""
+    if not 3 <= x.ndim <= 5:
+        x = x.reshape(1, 1, -1)
+    channels = x.shape[1]
+    groups = channels if channels > 1 and p.next(2) else 1
+    kernel = tuple(1 + p.next(3) for _ in x.shape[2:])
+    transposed = p.next(4) == 0
+    out = groups * (1 + p.next(2))
+    shape = (channels, out // groups, *kernel) if transposed else (out, channels // groups, *kernel)
+    need = int(np.prod(shape))
+    flat = y.reshape(-1) if y.size else x.reshape(-1)
+    if flat.size:
+        flat = vkml.concatenate([flat] * -(-need // flat.size))[:need]
+    w = flat.reshape(*shape)
+    stride, dilation = 1 + p.next(2), 1 + p.next(2)
+    if transposed:
+        extra = p.next(max(stride, dilation))
+        return vkml.conv_transpose(x, w, stride, p.next(2), extra, groups, dilation)
+    return vkml.conv(x, w, stride, p.next(3), dilation, groups)
+
+
 def _axes(x: Operand, p: Params, single: bool) -> int | tuple[int, ...] | None:
     if x.ndim == 0 or p.next(3) == 0:
         return None
@@ -340,5 +364,5 @@ STEPS: dict[str, StepFn] = {
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
     "creation": creation, "cond": cond, "while": while_, "gather": gather, "fusion_stop": fusion_stopped,
-    "position": position,
+    "position": position, "conv": conv,
 }  # fmt: skip

@@ -103,6 +103,26 @@ def programs(dtype: str) -> dict[str, tuple[str, Program]]:
         p["gt"] = ("gt", lambda t: t["a"] > t["b"])
         p["ge"] = ("ge", lambda t: t["a"] >= t["b"])
         p["matmul"] = ("matmul", lambda t: t["pos"] @ t["pos"].transpose())
+    if flt:
+        # positive operands, as matmul's: the check bounds the error relative to the sum
+        p["conv"] = (
+            "conv",
+            lambda t: vkml.conv(
+                t["pos"].reshape(1, 3, 8), t["pos"][:, :3].reshape(3, 1, 3), 2, 1, groups=3
+            ),
+        )
+        p["conv_2d"] = (
+            "conv",
+            lambda t: vkml.conv(
+                t["pos"].reshape(1, 1, 3, 8), t["pos"][:2, :3].reshape(1, 1, 2, 3), padding=1
+            ),
+        )
+        p["conv_transpose"] = (
+            "conv",
+            lambda t: vkml.conv_transpose(
+                t["pos"].reshape(1, 3, 8), t["pos"][:, :2].reshape(3, 1, 2), 2
+            ),
+        )
         p["add_scalar"] = ("add", lambda t: t["a"] + 3)
         p["mul_scalar_float"] = ("mul", lambda t: t["a"] * 0.5)
     if dtype in INTS:
@@ -262,7 +282,7 @@ def check_result(name: str, opname: str, got: np.ndarray, want: np.ndarray, dtyp
     what = f"{name} on {dtype}"
     if op.bit_exact or got.dtype.kind not in "fV":
         assert_bit_exact(got, want, what)
-    elif op.name == "matmul":
+    elif op.name in ("matmul", "conv"):
         # positive operands: no cancellation, so the relative error is at most k * eps
         k = 8
         eps = float(np.finfo(np.float32 if got.dtype.itemsize <= 4 else np.float64).eps)
