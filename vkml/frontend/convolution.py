@@ -6,12 +6,12 @@ the one ``conv`` op (vkml.ops.convolution) and return a node."""
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
 from vkml.errors import ShapeError
 from vkml.frontend.record import Operand, record, tensor_node
+from vkml.frontend.windows import per_axis
 from vkml.graph.node import Node
 
 
@@ -30,11 +30,8 @@ def conv(
     Accumulates as matmul does (ADR 0020)."""
     xn, wn = tensor_node("conv", x), tensor_node("conv", w)
     spatial = _spatial("conv", xn.shape, wn.shape)
-    strides = _ints("conv", "stride", stride, spatial, 1)
-    dilations = _ints("conv", "dilation", dilation, spatial, 1)
+    strides, pads, dilations = conv_window("conv", wn.shape[2:], stride, padding, dilation)
     groups = _groups("conv", groups)
-    reach = [(k - 1) * d for k, d in zip(wn.shape[2:], dilations)]
-    pads = _padding("conv", padding, spatial, reach, strides)
     out = record("conv", xn, wn, stride=strides, padding=pads, lhs_dilation=(1,) * spatial,
                  rhs_dilation=dilations, groups=groups)  # fmt: skip
     return _add_bias("conv", out, bias, spatial)
@@ -52,10 +49,10 @@ def conv_transpose(
     the high side of each axis; ``bias`` (O,) is added to each output channel."""
     xn, wn = tensor_node("conv_transpose", x), tensor_node("conv_transpose", w)
     spatial = _spatial("conv_transpose", xn.shape, wn.shape)
-    strides = _ints("conv_transpose", "stride", stride, spatial, 1)
-    dilations = _ints("conv_transpose", "dilation", dilation, spatial, 1)
-    pads = _ints("conv_transpose", "padding", padding, spatial, 0)
-    extra = _ints("conv_transpose", "output_padding", output_padding, spatial, 0)
+    strides = per_axis("conv_transpose", "stride", stride, spatial, 1)
+    dilations = per_axis("conv_transpose", "dilation", dilation, spatial, 1)
+    pads = per_axis("conv_transpose", "padding", padding, spatial, 0)
+    extra = per_axis("conv_transpose", "output_padding", output_padding, spatial, 0)
     groups = _groups("conv_transpose", groups)
     for e, s, d in zip(extra, strides, dilations):
         if e >= max(s, d):
@@ -81,6 +78,19 @@ def conv_transpose(
     return _add_bias("conv_transpose", out, bias, spatial)
 
 
+def conv_window(
+    op: str, kernel: tuple[int, ...], stride: Any, padding: Any, dilation: Any
+) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...], tuple[int, ...]]:
+    """A convolution's stride, padding (as (low, high) pairs) and dilation for a kernel of
+    spatial shape ``kernel``, each checked (errors name ``op``): ``conv``'s and a
+    convolution layer's (which checks them when it is made)."""
+    spatial = len(kernel)
+    strides = per_axis(op, "stride", stride, spatial, 1)
+    dilations = per_axis(op, "dilation", dilation, spatial, 1)
+    reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
+    return strides, _padding(op, padding, spatial, reach, strides), dilations
+
+
 def _flip(k: Node, spatial: int) -> Node:
     rank = 2 + spatial
     return record(
@@ -98,25 +108,10 @@ def _spatial(op: str, x: tuple[int, ...], w: tuple[int, ...]) -> int:
     return len(x) - 2
 
 
-def _ints(
-    op: str, name: str, value: Any, count: int, least: int, each: str = "one per spatial axis"
-) -> tuple[int, ...]:
-    items = value if isinstance(value, (tuple, list)) else [value] * count
-    try:
-        out = tuple(operator.index(v) for v in items if not isinstance(v, bool))
-    except TypeError:
-        out = ()
-    if len(out) != count or any(v < least for v in out):
-        raise ValueError(
-            f"'{op}': {name}={value!r} must be an int >= {least} or {count} of them ({each})"
-        )
-    return out
-
-
 def _groups(op: str, groups: Any) -> int:
     if isinstance(groups, (tuple, list)):
         raise TypeError(f"'{op}': groups={groups!r} must be one int >= 1")
-    return _ints(op, "groups", groups, 1, 1, "the channels' groups")[0]
+    return per_axis(op, "groups", groups, 1, 1, "the channels' groups")[0]
 
 
 def _padding(
@@ -134,13 +129,13 @@ def _padding(
     if isinstance(padding, str):
         raise TypeError(f"'{op}': padding={padding!r} is not 'valid', 'same' or numbers")
     if not isinstance(padding, (tuple, list)):
-        return tuple((p, p) for p in _ints(op, "padding", padding, spatial, 0))
+        return tuple((p, p) for p in per_axis(op, "padding", padding, spatial, 0))
     if len(padding) != spatial:
         raise ValueError(
             f"'{op}': padding={padding!r} must give one int or (low, high) pair per spatial "
             f"axis ({spatial})"
         )
-    pairs = [_ints(op, "padding", p, 2, 0, "a (low, high) pair") for p in padding]
+    pairs = [per_axis(op, "padding", p, 2, 0, "a (low, high) pair") for p in padding]
     return tuple((lo, hi) for lo, hi in pairs)
 
 

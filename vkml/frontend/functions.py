@@ -11,7 +11,16 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec
 
-from vkml.frontend import convolution, elementwise, indexing, reductions, sorting, statistics, views
+from vkml.frontend import (
+    convolution,
+    elementwise,
+    indexing,
+    pooling,
+    reductions,
+    sorting,
+    statistics,
+    views,
+)
 from vkml.frontend.tensor import Tensor, wrap
 from vkml.graph.node import Node
 
@@ -40,6 +49,9 @@ place_at = _public(indexing.place_at)  # x[i]'s transpose (its gradient)
 sort = _public(sorting.sort)
 conv = _public(convolution.conv)
 conv_transpose = _public(convolution.conv_transpose)
+max_pool = _public(pooling.max_pool)
+avg_pool = _public(pooling.avg_pool)
+adaptive_avg_pool = _public(pooling.adaptive_avg_pool)
 argsort = _public(sorting.argsort)
 mean = _public(reductions.mean)
 var = _public(statistics.var)

@@ -1,4 +1,5 @@
-"""Layers: Linear, Sequential, ReLU, GELU, Dropout, LayerNorm, Embedding.
+"""Layers: Linear, Sequential, ReLU, GELU, Dropout, Embedding (normalisation and
+convolution layers have modules of their own).
 
 Parameters are leaf tensors (``requires_grad_()``) made lazily from a random key
 (``vkml.random``, bit-identical on every device), so the same key gives the same initial
@@ -9,26 +10,20 @@ optimiser (one invocation for all of them), ``Module.materialize()`` or an obser
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
-from vkml.dtypes import DType, float32, to_dtype
-from vkml.errors import DTypeError, ShapeError
+from vkml.dtypes import float32
+from vkml.errors import DTypeError
 from vkml.frontend import random as _random
-from vkml.frontend.creation import full
 from vkml.frontend.functions import take, where
-from vkml.frontend.host import number_arg, shape_arg
+from vkml.frontend.host import number_arg
 from vkml.frontend.op_functions import gelu, relu
 from vkml.frontend.record import tensor_node
 from vkml.frontend.tensor import Tensor
+from vkml.nn.arguments import check_last_axis, float_dtype, size as size_arg
+from vkml.nn.keys import layer_key, two_keys
 from vkml.nn.module import Module, defer_update, materialize
-
-
-def _two_keys(layer: str, key: Tensor) -> tuple[Tensor, Tensor]:
-    keys = _random.split(_random.check_key(layer, key), 2)
-    return keys[0], keys[1]
 
 
 class Linear(Module):
@@ -38,7 +33,8 @@ class Linear(Module):
         in_features: size of the last axis of the input (at least 1).
         out_features: size of the last axis of the output.
         bias: whether to add a learned bias.
-        key: a ``vkml.random.key``; the parameters live on its device.
+        key: a ``vkml.random.key``; the parameters live on its device. Without one, the
+            key ``vkml.nn.manual_seed`` seeded (``vkml.nn.keys``).
         dtype: floating-point dtype of the parameters.
 
     ``weight`` has shape ``(out_features, in_features)``; it and ``bias`` are drawn from
@@ -46,15 +42,15 @@ class Linear(Module):
     """
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, *, key: Tensor,
+        self, in_features: int, out_features: int, bias: bool = True, *, key: Tensor | None = None,
         dtype: Any = float32,
     ) -> None:  # fmt: skip
-        in_features = _size("Linear", "in_features", in_features, positive=True)
-        out_features = _size("Linear", "out_features", out_features)
+        in_features = size_arg("Linear", "in_features", in_features, positive=True)
+        out_features = size_arg("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features)
-        wkey, bkey = _two_keys("Linear", key)
-        target = _float_dtype("Linear", dtype)
+        wkey, bkey = two_keys("Linear", key)
+        target = float_dtype("Linear", dtype)
         self.weight = _random.uniform(wkey, (out_features, in_features), target, -bound, bound)
         self.weight.requires_grad_()
         self.bias: Tensor | None = None
@@ -63,7 +59,7 @@ class Linear(Module):
             self.bias.requires_grad_()
 
     def forward(self, x: Tensor) -> Tensor:
-        _check_last_axis("Linear", x, self.in_features)
+        check_last_axis("Linear", x, self.in_features)
         y = x @ self.weight.T
         return y if self.bias is None else y + self.bias
 
@@ -144,57 +140,13 @@ class Dropout(Module):
             if self.key is None:
                 self.key = _random.key(0, device=x.device)
                 materialize([self.key])
-            held, key = _two_keys("Dropout", self.key)
+            held, key = two_keys("Dropout", self.key)
             defer_update(self.key, held)
         keep = _random.uniform(key, x.shape) >= self.p
         return where(keep, x * (1.0 / (1.0 - self.p)), 0.0)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
-
-
-class LayerNorm(Module):
-    """Normalise over the last axes to mean 0 and variance 1, then scale and shift.
-
-    ``(x - mean) / sqrt(var + eps) * weight + bias`` with the biased variance, as PyTorch.
-
-    Args:
-        normalized_shape: the trailing shape to normalise over (an int for one axis).
-        eps: added to the variance.
-        elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros).
-        dtype, device: of the parameters.
-    """
-
-    def __init__(
-        self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-        elementwise_affine: bool = True, *, dtype: Any = float32, device: Any = None,
-    ) -> None:  # fmt: skip
-        self.normalized_shape = shape_arg("LayerNorm", normalized_shape)
-        self.eps = number_arg("LayerNorm", "eps", eps, at_least=0.0)
-        target = _float_dtype("LayerNorm", dtype)
-        self.weight: Tensor | None = None
-        self.bias: Tensor | None = None
-        if elementwise_affine:
-            self.weight = full(self.normalized_shape, 1.0, target, device).requires_grad_()
-            self.bias = full(self.normalized_shape, 0.0, target, device).requires_grad_()
-
-    def forward(self, x: Tensor) -> Tensor:
-        n = len(self.normalized_shape)
-        if tensor_node("LayerNorm", x).shape[len(x.shape) - n :] != self.normalized_shape:
-            raise ShapeError(
-                f"LayerNorm{self.normalized_shape}: input of shape {x.shape} does "
-                f"not end with {self.normalized_shape}"
-            )
-        axes = tuple(range(x.ndim - n, x.ndim))
-        centred = x - x.mean(axis=axes, keepdims=True)
-        var = (centred * centred).mean(axis=axes, keepdims=True)
-        y = centred * (var + self.eps).rsqrt()
-        if self.weight is not None and self.bias is not None:
-            y = y * self.weight + self.bias
-        return y
-
-    def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
 
 
 class Embedding(Module):
@@ -209,17 +161,22 @@ class Embedding(Module):
         num_embeddings: rows of the table.
         embedding_dim: size of each row.
         key: a ``vkml.random.key``; the table (drawn from normal(0, 1), as PyTorch) lives
-            on its device.
+            on its device. Without one, the key ``vkml.nn.manual_seed`` seeded.
     """
 
     def __init__(
-        self, num_embeddings: int, embedding_dim: int, *, key: Tensor, dtype: Any = float32
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        *,
+        key: Tensor | None = None,
+        dtype: Any = float32,
     ) -> None:
-        num_embeddings = _size("Embedding", "num_embeddings", num_embeddings)
-        embedding_dim = _size("Embedding", "embedding_dim", embedding_dim)
+        num_embeddings = size_arg("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = size_arg("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        target = _float_dtype("Embedding", dtype)
-        key = _random.check_key("Embedding", key)
+        target = float_dtype("Embedding", dtype)
+        key = layer_key("Embedding", key)
         self.weight = _random.normal(key, (num_embeddings, embedding_dim), target)
         self.weight.requires_grad_()
 
@@ -232,28 +189,3 @@ class Embedding(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
-
-
-def _float_dtype(layer: str, dtype: Any) -> DType:
-    target = to_dtype(dtype)
-    if not target.is_float:
-        raise DTypeError(f"{layer}: parameters must be floating-point, got {target}")
-    return target
-
-
-def _size(layer: str, name: str, value: Any, positive: bool = False) -> int:
-    """A layer's size argument: a non-negative (or positive) integer; ShapeError naming it
-    otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ShapeError(f"{layer}: {name}={value!r:.40} is not an integer")
-    if value < int(positive):
-        need = "positive" if positive else "non-negative"
-        raise ShapeError(f"{layer}: {name}={value} must be a {need} integer")
-    return int(value)
-
-
-def _check_last_axis(layer: str, x: Tensor, size: int) -> None:
-    if not tensor_node(layer, x).shape or x.shape[-1] != size:
-        raise ShapeError(
-            f"{layer}: expected an input whose last axis has {size} elements, got shape {x.shape}"
-        )

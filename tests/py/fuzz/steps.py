@@ -259,6 +259,24 @@ def conv(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkm
     return vkml.conv(x, w, stride, p.next(3), dilation, groups)
 
 
+def pool(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """A max, average or adaptive average pooling of ``x``'s last one to three axes (of
+    ``x`` as it is when of rank 2 to 5, else of one row of its elements)."""
+    if not 2 <= x.ndim <= 5:
+        x = x.reshape(1, -1)
+    spatial = 1 + p.next(min(3, x.ndim - 1))
+    sizes = x.shape[x.ndim - spatial :]
+    kind = p.next(3)
+    if kind == 2:
+        return vkml.adaptive_avg_pool(x, tuple(1 + p.next(max(n, 1)) for n in sizes))
+    kernel = tuple(1 + p.next(3) for _ in sizes)
+    stride = tuple(1 + p.next(3) for _ in sizes)
+    padding = tuple(p.next(k // 2 + 1) for k in kernel)
+    if kind == 0:
+        return vkml.max_pool(x, kernel, stride, padding, 1 + p.next(2))
+    return vkml.avg_pool(x, kernel, stride, padding, count_include_pad=bool(p.next(2)))
+
+
 def _axes(x: Operand, p: Params, single: bool) -> int | tuple[int, ...] | None:
     if x.ndim == 0 or p.next(3) == 0:
         return None
@@ -364,5 +382,5 @@ STEPS: dict[str, StepFn] = {
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
     "creation": creation, "cond": cond, "while": while_, "gather": gather, "fusion_stop": fusion_stopped,
-    "position": position, "conv": conv,
+    "position": position, "conv": conv, "pool": pool,
 }  # fmt: skip

@@ -625,3 +625,39 @@ def test_pow_of_a_nan_the_compiler_knows_is_nan_on_cpu() -> None:
     ]
     ref, _ = oracles(batch)
     assert run_device(ref, vkml.cpu, Tally()) == []
+
+
+# found by this issue's pooling fuzz step: max_pool with a one-tap window of every other
+# element is an argmax and a gather along an axis of length 1, of a strided slice
+@pytest.mark.parametrize("device", ["cpu", "vulkan:0"])
+def test_a_gather_along_an_axis_of_one_element_of_a_strided_slice(device: str) -> None:
+    """IREE's llvm-cpu failed to compile (``LLVM Translation failed for operation:
+    builtin.unrealized_conversion_cast``) a ``take_along_axis`` along an axis of length 1 of
+    a strided slice: every index of such an axis names its one element, so the gather is
+    now a broadcast."""
+    x = vkml.tensor(np.arange(6.0, dtype=np.float32), device=device)
+    column = x[0:5:2].reshape(3, 1)
+    picks = vkml.tensor(np.array([[0, 0], [-1, 5], [3, -7]]), device=device)
+    got = vkml.take_along_axis(column, picks, 1)
+    assert got.tolist() == [[0.0, 0.0], [2.0, 2.0], [4.0, 4.0]]
+    assert vkml.max_pool(x.reshape(1, 6), 1, 2).tolist() == [[0.0, 2.0, 4.0]]
+
+
+# found by the campaign (2026-12-07, 400 graphs): a bfloat16 matmul of int32 and bfloat16
+# operands, the int32 values wide
+def test_a_matmul_promoted_to_bfloat16_rounds_its_integer_operand_on_the_reference_too() -> None:
+    """An integer operand of a matmul promoted to a 16-bit float is rounded to that dtype
+    before the float32 contraction: the devices did so for a long contraction, but a
+    product over one element (widened straight to float32) and the reference kept the bits
+    a bfloat16 operand cannot hold: 3 bfloat16 ULPs from the devices, past the bound."""
+    # 2**28 + 2**20 - 1 rounds down to 2**28 in bfloat16; times 1 + 2**-7 it would round up
+    a = np.array([[[2**28 + 2**20 - 1], [3]]], np.int32)  # (1, 2, 1)
+    b = np.array([[[1 + 2**-7, 1.0]]], np.float32)
+    for device in ("reference", "cpu", "vulkan:0"):
+        x = vkml.tensor(a, device=device)
+        y = vkml.tensor(b, device=device).astype(vkml.bfloat16)
+        got = (x @ y).astype(vkml.float32).numpy()
+        rounded = a.astype(np.float32).astype(vkml.bfloat16.numpy).astype(np.float32)
+        assert np.array_equal(got, (rounded @ b).astype(vkml.bfloat16.numpy).astype(np.float32)), (
+            device
+        )

@@ -356,9 +356,10 @@ def emit_matmul(
     # same dispatch staged them in workgroup memory with no barrier (fuzz sitting 16): the
     # operands are widened in dispatches of their own (fusion stops, no run-time cost)
     outer = x.shape[-1] == 1
-    operand = acc if outer else out.dtype
-    x = b.prepare(x, batch + x.shape[-2:], operand)
-    y = b.prepare(y, batch + y.shape[-2:], operand)
+    # each operand in the op's dtype first (an integer rounds to a 16-bit result dtype), then,
+    # for a product over one element, widened to the accumulator
+    x = b.prepare(b.convert(x, out.dtype), batch + x.shape[-2:], acc if outer else out.dtype)
+    y = b.prepare(b.convert(y, out.dtype), batch + y.shape[-2:], acc if outer else out.dtype)
     if outer and acc is not out.dtype:
         x, y = b.stop_fusion([x, y])
     return b.convert(b.dot_general(x, y, len(batch), out.with_dtype(acc)), out.dtype)

@@ -41,6 +41,10 @@ def take_along_axis(b: FunctionBuilder, x: Value, idx: Value, axis: int) -> Valu
     shape = idx.shape
     if 0 in shape or 0 in x.shape:  # nothing to gather (a gather of an empty x is malformed)
         return b.constant(0, x.dtype, shape)
+    if x.shape[axis] == 1:
+        # every index names the one element: a broadcast (IREE 3.13's llvm-cpu failed to
+        # compile this gather of a strided slice: tests/py/fuzz/test_fuzz_regressions.py)
+        return b.broadcast(x, shape)
     position = normalized(b, idx, x.shape[axis])
     columns = [
         b.reshape(position if d == axis else b.iota(shape, d, int32), (*shape, 1))

@@ -26,9 +26,12 @@ from vkml.ops.references.common import (
 def matmul(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
+    # each operand in the op's dtype first (an integer rounded to a 16-bit float), then read
+    # into the accumulator, as the emitter's dot_general reads it
     cdt = compute_dtype(dtype)
+    a, b = (cast(cast(x, dtype.numpy), cdt) for x in xs)
     with np.errstate(all="ignore"):
-        return finish(np.matmul(cast(xs[0], cdt), cast(xs[1], cdt)), dtype, shape)
+        return finish(np.matmul(a, b), dtype, shape)
 
 
 def pairwise_reduce(

@@ -20,7 +20,8 @@ def conv(
     xs: Sequence[np.ndarray], dtype: DType, shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> np.ndarray:
     cdt = compute_dtype(dtype)
-    x, w = cast(xs[0], cdt), cast(xs[1], cdt)
+    # each operand in the op's dtype first, then read into the accumulator (as the emitter)
+    x, w = (cast(cast(v, dtype.numpy), cdt) for v in xs)
     if 0 in shape or 0 in x.shape or 0 in w.shape:
         return finish(np.zeros(shape, cdt), dtype, shape)
     groups, stride, dilation = attrs["groups"], attrs["stride"], attrs["rhs_dilation"]
