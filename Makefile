@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-py test-lit layering lint format bench test-exhaustive mutation stress array-api vulkan-drivers clean
+.PHONY: setup demo demo-cnn test test-py test-lit layering lint format bench test-exhaustive mutation stress array-api vulkan-drivers clean
 
 setup: $(STAMP)
 
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 demo: setup
 	$(PY) -m vkml.examples.digits
+
+# the convolutional network on the same digits (issue 31): conv, batch norm, pooling
+demo-cnn: setup
+	$(PY) -m vkml.examples.cnn
 
 layering: setup
 	$(PY) scripts/check_layering.py

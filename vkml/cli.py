@@ -9,6 +9,7 @@ non-zero; it never shows a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import runpy
 import sys
@@ -155,18 +156,17 @@ def devices(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """Run the main job, ``vkml.examples.digits.main([])``: train an MLP on the digits."""
+    """Run a demo's ``main([])``: ``digits`` (the main job: an MLP on the handwritten digits)
+    or ``cnn`` (a convolutional network on the same images)."""
+    module = f"vkml.examples.{args.name}"
     try:
-        from vkml.examples import digits
+        example = importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name not in ("vkml.examples", "vkml.examples.digits"):
+        if exc.name not in ("vkml.examples", module):
             raise  # the demo exists but something it needs is missing: show that
-        print(
-            "vkml demo: error: the demo is not installed (no module vkml.examples.digits)",
-            file=sys.stderr,
-        )
+        print(f"vkml demo: error: the demo is not installed (no module {module})", file=sys.stderr)
         return EXIT_FAILURE
-    result = digits.main([])
+    result = example.main([])
     return result if isinstance(result, int) else EXIT_OK
 
 
@@ -262,7 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("path", help="a file written with VKML_COVERAGE=PATH")
     _command(commands, "version", "vkml, IREE compiler and IREE runtime versions", version)
     _command(commands, "devices", "every device, Vulkan ones with what they report", devices)
-    _command(commands, "demo", "train an MLP on the handwritten digits (the main job)", demo)
+    demos = _command(
+        commands, "demo", "train on the handwritten digits: an MLP (the main job) or a CNN", demo
+    )
+    demos.add_argument(
+        "name", nargs="?", default="digits", choices=("digits", "cnn"),
+        help="digits (default): the MLP; cnn: the convolutional network",
+    )  # fmt: skip
     inspected = _command(
         commands, "inspect", "functions, target, provenance of an exported .vmfb", inspect
     )

@@ -138,6 +138,19 @@ def test_demo_runs_the_digits_main_job_without_cli_arguments(
     assert capsys.readouterr().out == "digits ran with []\n"
 
 
+def test_demo_cnn_runs_the_convolutional_example(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = types.ModuleType("vkml.examples.cnn")
+    fake.main = lambda argv: print(f"cnn ran with {argv}") or 0  # type: ignore[attr-defined]
+    _fake_examples(monkeypatch, None)
+    monkeypatch.setitem(sys.modules, "vkml.examples.cnn", fake)
+    assert main(["demo", "cnn"]) == 0
+    assert capsys.readouterr().out == "cnn ran with []\n"
+    assert main(["demo", "resnet"]) == 2  # argparse: not one of the demos
+    assert "invalid choice: 'resnet'" in capsys.readouterr().err
+
+
 def test_demo_missing_is_clear_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

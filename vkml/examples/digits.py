@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,11 @@ def compiled_step(model: nn.Module, opt: nn.Optimizer) -> nn.CompiledStep:
 
 
 def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray, device: Any) -> float:
-    """The fraction of ``x`` that ``model`` classifies as ``y`` (one invocation)."""
+    """The fraction of ``x`` that ``model`` classifies as ``y`` (one invocation), in
+    evaluation mode (a batch norm's running averages); the model is left in training mode."""
+    model.eval()
     predicted = model(vkml.tensor(x, device=device)).argmax(axis=1).numpy()
+    model.train()
     return float(np.mean(predicted == y))
 
 
@@ -133,10 +136,12 @@ def train(
     lr: float = 0.1,
     max_steps: int | None = None,
     progress: bool = False,
+    make: Callable[[int, Any], nn.Sequential] = make_model,
 ) -> Run:
-    """Train the MLP on ``device``; evaluate on the held-out split after every epoch."""
+    """Train the model ``make(seed, device)`` makes (the MLP by default) on ``device``;
+    evaluate on the held-out split after every epoch."""
     compile_before = vkml.stats()["compile_seconds"]
-    model = make_model(seed, device)
+    model = make(seed, device)
     opt = make_optimizer(model, lr)
     per_epoch = len(data.y_train) // batch_size
     total = epochs * per_epoch if max_steps is None else min(max_steps, epochs * per_epoch)
@@ -175,8 +180,9 @@ def _progress_bar(total: int, device: Any, enabled: bool) -> Any:
 
 
 def check_against_reference(
-    data: Digits, device: Any, seed: int, batch_size: int, lr: float
-) -> tuple[bool, str]:
+    data: Digits, device: Any, seed: int, batch_size: int, lr: float,
+    make: Callable[[int, Any], nn.Sequential] = make_model,
+) -> tuple[bool, str]:  # fmt: skip
     """Run the first training step on ``device`` and on ``reference`` from the same seed.
 
     Returns whether the initial weights are bit-identical and the step's loss and new
@@ -187,7 +193,7 @@ def check_against_reference(
     losses: dict[str, float] = {}
     initial: dict[str, dict[str, np.ndarray]] = {}
     for where in (vkml.device(device), vkml.reference):
-        model = make_model(seed, where)
+        model = make(seed, where)
         opt = make_optimizer(model, lr)
         initial[where.name] = model.state_dict()
         x, y = vkml.tensor(xb, device=where), vkml.tensor(yb, device=where)
@@ -209,7 +215,7 @@ def check_against_reference(
     return same_init and bool(close), line
 
 
-def save_curve(run: Run, path: str) -> None:
+def save_curve(run: Run, path: str, title: str = "digits MLP 64-128-10") -> None:
     """The loss per step and the held-out accuracy per epoch, as a PNG."""
     import matplotlib
 
@@ -226,19 +232,20 @@ def save_curve(run: Run, path: str) -> None:
     acc_ax.plot(steps, accs, color="tab:red", marker="o", ms=3)
     acc_ax.set_ylabel("held-out accuracy", color="tab:red")
     acc_ax.set_ylim(0.0, 1.0)
-    loss_ax.set_title(f"digits MLP 64-128-10: accuracy {run.accuracy:.4f}")
+    loss_ax.set_title(f"{title}: accuracy {run.accuracy:.4f}")
     fig.tight_layout()
     write_atomically(Path(path), lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
     plt.close(fig)
 
 
 def export_predict(
-    model: nn.Module, x_test: np.ndarray, device: Any, folder: Path
+    model: nn.Module, x_test: np.ndarray, device: Any, folder: Path, name: str = "digits"
 ) -> tuple[bool, list[str]]:
-    """The trained model's ``predict`` (labels of a batch of images) exported to
-    ``folder/digits.vmfb`` with its weights, loaded again and checked against vkml; whether
-    the two agree bit for bit, and the lines that say how to run it without Python."""
+    """The trained model's ``predict`` (labels of a batch of images, in evaluation mode)
+    exported to ``folder/NAME.vmfb`` with its weights, loaded again and checked against vkml;
+    whether the two agree bit for bit, and the lines that say how to run it without Python."""
     x = x_test.astype(np.float32)
+    model.eval()
 
     def predict(images: vkml.Tensor) -> vkml.Tensor:
         return model(images).argmax(axis=1)
@@ -247,7 +254,7 @@ def export_predict(
         predict, vkml.spec(x.shape, device=device), device=device, weights=model
     )
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "digits.vmfb"
+    path = folder / f"{name}.vmfb"
     artifact.save(path)
     images = io.BytesIO()
     np.save(images, x)
