@@ -21,6 +21,7 @@ from vkml.dtypes import (
     default_float,
     default_int,
     from_numpy,
+    int64,
     integer_range,
     to_dtype,
 )
@@ -242,6 +243,12 @@ def full_node(
     """A lazy node of ``shape`` with every element ``value`` (which must fit ``dtype``)."""
     check_fits(op, value, dtype)
     return Node("full", dtype, shape, (), (("value", python_scalar(value)),), device)
+
+
+def iota_node(n: int, device: Any) -> Node:
+    """The int64 positions 0, 1, ..., n - 1 on ``device`` (a lazy ``arange``)."""
+    attrs = (("start", 0), ("step", 1), ("stop", None))
+    return Node("arange", int64, (n,), (), attrs, resolve_device(device))
 
 
 def scalar_node(value: Any, dtype: DType, device: Any, op: str = "full") -> Node:

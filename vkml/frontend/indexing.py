@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from vkml.dtypes import int64
+from vkml.devices.realize import realize_nodes
+from vkml.dtypes import bool_, int64
 from vkml.errors import IndexingError, ShapeError
 from vkml.frontend import elementwise, views
 from vkml.frontend.base import TensorBase
@@ -114,6 +115,23 @@ def host_indices(index: Any, device: Any) -> Any:
         return data_node(array.astype(np.int64), int64, device)
 
     return tuple(read(it) for it in index) if isinstance(index, tuple) else read(index)
+
+
+def getitem(x: Operand, index: Any) -> Node:
+    """``x[index]`` in every form vkml takes: ints, slices, None and ``...`` (a view), integer
+    tensors, lists and NumPy arrays (a gather) and a boolean mask (realized: how many
+    elements it selects shapes the result)."""
+    node = tensor_node("getitem", x)
+    index = host_indices(index, node.device)
+    if isinstance(index, np.ndarray):  # a boolean mask given as a list or NumPy array
+        return mask_getitem(node, index)
+    if isinstance(index, (TensorBase, Node)) and tensor_node("getitem", index).dtype is bool_:
+        mask = tensor_node("getitem", index)
+        realize_nodes([mask])
+        return mask_getitem(node, mask.device.download(mask.storage, mask.dtype, True))
+    if has_array_index(index):  # integer tensors: a gather
+        return array_getitem(node, index)
+    return views.getitem(node, index)
 
 
 def has_array_index(index: Any) -> bool:

@@ -105,17 +105,9 @@ class OpMethods:
         """Elementwise log(1 + x), accurate near 0."""
         return self._of(record("log1p", self))
 
-    def max(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Self:
-        """Maximum over ``axis``; NaN propagates (any NaN gives NaN)."""
-        return self._of(record("amax", numpy_operand("max", self, None, out), axis=axis, keepdims=keepdims))
-
     def maximum(self, other: Any) -> Self:
         """Elementwise maximum; NaN in either operand gives NaN (PyTorch semantics)."""
         return self._of(record("maximum", self, other))
-
-    def min(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Self:
-        """Minimum over ``axis``; NaN propagates (any NaN gives NaN)."""
-        return self._of(record("amin", numpy_operand("min", self, None, out), axis=axis, keepdims=keepdims))
 
     def minimum(self, other: Any) -> Self:
         """Elementwise minimum; NaN in either operand gives NaN (PyTorch semantics)."""

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from vkml.devices.realize import prints_recorded, realize_nodes
-from vkml.dtypes import DTYPE_NAMES, DType, bool_
+from vkml.dtypes import DTYPE_NAMES, DType
 from vkml.errors import DeviceError, DTypeError, ShapeError
 from vkml.frontend import (
     autograd,
@@ -22,10 +22,12 @@ from vkml.frontend import (
     reductions,
     sorting,
     statistics,
+    updates,
     views,
 )
 from vkml.frontend.dlpack import export_capsule
 from vkml.frontend.eager import is_eager
+from vkml.frontend.extremes import Selections
 from vkml.frontend.host import copy_node
 from vkml.frontend.host_values import HostValues
 from vkml.frontend.namespace import array_namespace
@@ -45,7 +47,7 @@ def wrap(node: Node, *operands: Any) -> Tensor:
     return Tensor(node)
 
 
-class Tensor(Operators, OpMethods, HostValues):
+class Tensor(Operators, OpMethods, Selections, HostValues):
     """A lazy n-dimensional array on one device.
 
     Arithmetic, comparisons, reductions and views build graph nodes and return new tensors;
@@ -220,15 +222,13 @@ class Tensor(Operators, OpMethods, HostValues):
         return wrap(reductions.matmul(other, self), self)
 
     def __getitem__(self, index: Any) -> Tensor:
-        index = indexing.host_indices(index, self._node.device)
-        if isinstance(index, np.ndarray):  # a boolean mask given as a list or NumPy array
-            return wrap(indexing.mask_getitem(self, index), self)
-        if isinstance(index, Tensor) and index.dtype is bool_:
-            # the count of True shapes the result: the mask is realized, x stays lazy
-            return wrap(indexing.mask_getitem(self, index.numpy()), self)
-        if indexing.has_array_index(index):  # integer tensors: a gather
-            return wrap(indexing.array_getitem(self, index), self)
-        return wrap(views.getitem(self, index), self)
+        return wrap(indexing.getitem(self, index), self)
+
+    @property
+    def at(self) -> updates.At:
+        """JAX's functional updates: ``x.at[index].set(v)``, ``.add(v)``, ``.max(v)``,
+        ``.min(v)``, ``.get()``, each a new tensor (``vkml.frontend.updates``)."""
+        return updates.At(self)
 
     # -- methods NumPy and PyTorch users expect ---------------------------------------------
     # (those of the ops with a public spelling, exp() to sum() and argmax(), come from

@@ -142,3 +142,40 @@ def test_round_and_format_of_a_one_element_tensor() -> None:
         round(t)
     with pytest.raises(TypeError, match="takes a one-element tensor"):
         format(t, ".2f")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_max_min_with_dim_topk_nonzero_and_cat_match_torch(device: str) -> None:
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 5.0, 5.0, -2.0], [np.nan, 0.0, 3.0, 3.0], [7.0, 7.0, 7.0, 7.0]], np.float32)
+    t, tt = vkml.tensor(x, device=device), torch.tensor(x)
+    for op in ("max", "min"):
+        got, want = getattr(t, op)(dim=1), getattr(tt, op)(dim=1)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        # ties: the first extreme (torch's CPU kernel agrees here; it promises no order)
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        kept = getattr(vkml, op)(t, dim=0, keepdim=True)
+        assert kept.values.shape == (1, 4) and kept.indices.dtype == vkml.int64
+        np.testing.assert_array_equal(getattr(t, op)(1).numpy(), getattr(np, op)(x, 1))  # NumPy's
+    values, indices = t.topk(2)
+    assert values.numpy()[[0, 2]].tolist() == [[5.0, 5.0], [7.0, 7.0]]
+    assert indices.tolist() == [[1, 2], [0, 2], [0, 1]]  # stable: equal elements in order
+    assert np.isnan(values.numpy()[1, 0])  # NaN is the largest
+    low = vkml.topk(t, 1, dim=0, largest=False)
+    assert low.values.tolist() == [[1.0, 0.0, 3.0, -2.0]] and low.indices.tolist() == [[0, 1, 1, 0]]
+    assert (t > 4).nonzero().tolist() == torch.nonzero(tt > 4).tolist()
+    rows, cols = vkml.nonzero(t > 4, as_tuple=True)
+    assert (rows.tolist(), cols.tolist()) == tuple(a.tolist() for a in np.nonzero(x > 4))
+    assert vkml.cat([t, t[:1]], dim=0).shape == (4, 4) and vkml.cat([t, t], axis=1).shape == (3, 8)
+
+
+def test_the_values_of_max_along_dim_send_their_gradient_to_the_first_maximum() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 5.0, 5.0], [7.0, 7.0, 2.0]], np.float32)
+    v, tv = vkml.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (v.max(dim=1).values * vkml.tensor([2.0, 3.0])).sum().backward()
+    (tv.max(dim=1).values * torch.tensor([2.0, 3.0])).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), tv.grad.numpy())
+    w = vkml.tensor(x, requires_grad=True)
+    w.topk(2, dim=1).values.sum().backward()
+    assert w.grad.tolist() == [[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]]

@@ -277,6 +277,32 @@ def pool(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkm
     return vkml.avg_pool(x, kernel, stride, padding, count_include_pad=bool(p.next(2)))
 
 
+def update(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """``x.at[index].set/add/max/min(v)`` along the first axis, the index a host list or a
+    device tensor (positions repeated and negative), the values ``y``'s first element or
+    ``y`` itself where it fits."""
+    if x.ndim == 0 or x.shape[0] == 0:
+        return x.at[()].set(y.reshape(-1)[:1].reshape(()) if y.size else 0)
+    n = x.shape[0]
+    picks = [p.next(2 * n) - n for _ in range(1 + p.next(4))]
+    index = picks if p.next(2) else vkml.tensor(np.array(picks), device=dev)
+    op = ("set", "add", "max", "min")[p.next(4)]
+    values = y if y.shape == (len(picks), *x.shape[1:]) else (y.reshape(-1)[:1] if y.size else 0)
+    return getattr(x.at[index], op)(values)
+
+
+def einsum(x: Operand, y: Operand, z: Operand, p: Params, dev: vkml.Device) -> vkml.Tensor:
+    """``vkml.einsum`` of ``x`` with itself or ``y``: letters drawn per axis (kept, summed or
+    shared), the output a drawn order of the kept ones."""
+    letters = "abcde"[: x.ndim]
+    other = y if p.next(2) and y.ndim == x.ndim else x
+    mine = "".join(letters)
+    theirs = "".join(letters[i] if p.next(2) else letters[i].upper() for i in range(x.ndim))
+    kept = [c for c in mine + theirs if p.next(2)]
+    out = "".join(dict.fromkeys(kept))
+    return vkml.einsum(f"{mine},{theirs}->{out}", x, other)
+
+
 def _axes(x: Operand, p: Params, single: bool) -> int | tuple[int, ...] | None:
     if x.ndim == 0 or p.next(3) == 0:
         return None
@@ -382,5 +408,6 @@ STEPS: dict[str, StepFn] = {
     "bounded": bounded, "cast": cast, "bitcast": bitcast, "bitwise": bitwise, "view": view,
     "concat": concat, "matmul": matmul, "reduce": reduce, "softmax": softmax,
     "creation": creation, "cond": cond, "while": while_, "gather": gather, "fusion_stop": fusion_stopped,
-    "position": position, "conv": conv, "pool": pool,
+    "position": position, "conv": conv, "pool": pool, "update": update,
+    "einsum": einsum,
 }  # fmt: skip

@@ -34,7 +34,7 @@ PAYLOADS = ("normal", "special", "subnormal", "integral", "wide")
 KINDS = (
     "binary", "scalar", "compare", "where", "unary", "bounded", "cast", "bitcast", "bitwise",
     "view", "concat", "matmul", "reduce", "softmax", "creation", "cond", "while", "gather",
-    "fusion_stop", "position", "conv", "pool",
+    "fusion_stop", "position", "conv", "pool", "update", "einsum",
 )  # fmt: skip
 
 
