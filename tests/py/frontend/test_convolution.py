@@ -118,3 +118,14 @@ def test_16_bit_operands_accumulate_in_float32(device: str, dtype: str, bits: in
     got = vkml.conv(x, w)
     assert got.dtype.name == dtype
     assert got.astype(vkml.float32).item() == n + 1
+
+
+def test_a_kernels_gradient_slices_once_per_kernel_position_not_per_pixel() -> None:
+    """The kernel's gradient is a convolution whose "kernel" is the output gradient (every
+    pixel a tap): built tap by tap, a 3x3 kernel's gradient over a 28x28 image was 784
+    slices, and IREE took 50 s to compile it (1.2 s the forward); built per output position
+    (the 3x3 of the kernel), it is 9."""
+    x = vkml.ones((1, 2, 28, 28))
+    gradient = vkml.grad(lambda w: vkml.conv(x, w, padding=1).sum())(vkml.ones((2, 2, 3, 3)))
+    slices = vkml.emit_mlir(gradient).count("stablehlo.slice")
+    assert 0 < slices <= 9, slices

@@ -10,7 +10,10 @@ the code every matmul takes, on every device.
 The input (N, C, *spatial) is spread (``lhs_dilation``) and padded by one ``stablehlo.pad``,
 its channels moved first; each kernel tap is a strided slice of it (C, N, *out), and the taps
 side by side are the columns (groups, C / groups * taps, N * out) that the kernel (groups,
-O / groups, C / groups * taps) multiplies."""
+O / groups, C / groups * taps) multiplies. Where the kernel has more taps than the output
+has positions (a kernel's gradient, whose kernel is the output gradient's whole extent) the
+same columns are built from one slice per output position instead: the count of slices,
+which IREE's compile time grows with, is the smaller of the two."""
 
 from __future__ import annotations
 
@@ -44,18 +47,51 @@ def emit_conv(
         [0, 0, *(hi for _, hi in attrs["padding"])],
         [0, 0, *(a - 1 for a in attrs["lhs_dilation"])],
     )  # fmt: skip
-    count = n * math.prod(positions)
-    taps = []
-    for tap in itertools.product(*(range(k) for k in kernel)):
-        start = [0, 0, *(t * d for t, d in zip(tap, dilation))]
-        limit = [c, n, *(s0 + (m - 1) * s + 1 for s0, m, s in zip(start[2:], positions, stride))]
-        window = b.slice(x, start, limit, [1, 1, *stride])
-        taps.append(b.reshape(window, (c, 1, count)))
-    cols = b.concatenate(taps, 1, (c, len(taps), count))
-    depth = c // groups * len(taps)
+    taps, places = math.prod(kernel), math.prod(positions)
+    if taps <= places:
+        cols = _columns_by_tap(b, x, kernel, positions, stride, dilation)
+    else:  # a kernel larger than the output (a kernel's gradient): one slice per position
+        cols = _columns_by_position(b, x, kernel, positions, stride, dilation)
+    depth = c // groups * taps
+    count = n * places
     cols = b.reshape(cols, (groups, depth, count))
     w = b.reshape(w, (groups, o // groups, depth))
     acc = compute_dtype(out.dtype)
     y = b.dot_general(w, cols, 1, TensorType((groups, o // groups, count), acc))
     y = b.reshape(b.convert(y, out.dtype), (o, n, *positions))
     return b.transpose(y, (1, 0, *range(2, 2 + spatial)))
+
+
+def _columns_by_tap(
+    b: FunctionBuilder, x: Value, kernel: Sequence[int], positions: Sequence[int],
+    stride: Sequence[int], dilation: Sequence[int],
+) -> Value:  # fmt: skip
+    """The columns (C, taps, N * positions) of the padded input ``x`` (C, N, *spatial), one
+    strided slice per kernel tap (every output position's element under that tap)."""
+    c, n = x.shape[:2]
+    count = n * math.prod(positions)
+    pieces = []
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        start = [0, 0, *(t * d for t, d in zip(tap, dilation))]
+        limit = [c, n, *(s0 + (m - 1) * s + 1 for s0, m, s in zip(start[2:], positions, stride))]
+        window = b.slice(x, start, limit, [1, 1, *stride])
+        pieces.append(b.reshape(window, (c, 1, count)))
+    return b.concatenate(pieces, 1, (c, len(pieces), count))
+
+
+def _columns_by_position(
+    b: FunctionBuilder, x: Value, kernel: Sequence[int], positions: Sequence[int],
+    stride: Sequence[int], dilation: Sequence[int],
+) -> Value:  # fmt: skip
+    """The same columns, one slice per output position (the window it reads, every tap):
+    fewer slices where the kernel has more taps than the output positions, as the kernel's
+    gradient does (its "kernel" is the output gradient's whole spatial extent)."""
+    c, n = x.shape[:2]
+    taps = math.prod(kernel)
+    pieces = []
+    for place in itertools.product(*(range(m) for m in positions)):
+        start = [0, 0, *(q * s for q, s in zip(place, stride))]
+        limit = [c, n, *(s0 + (k - 1) * d + 1 for s0, k, d in zip(start[2:], kernel, dilation))]
+        pieces.append(b.reshape(b.slice(x, start, limit, [1, 1, *dilation]), (c, n, taps, 1)))
+    cols = b.transpose(b.concatenate(pieces, 3, (c, n, taps, len(pieces))), (0, 2, 1, 3))
+    return b.reshape(cols, (c, taps, n * len(pieces)))
