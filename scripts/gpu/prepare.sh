@@ -58,8 +58,12 @@ export VKML_CACHE_DIR=$PWD/.gpucache PYTHONUNBUFFERED=1
 "$PY" -m pytest -p no:cacheprovider -m "exhaustive or not exhaustive" tests/py/devices/test_vulkan_device.py \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
     tests/py/nn/test_compiled_step.py::test_replayed_steps_equal_rebuilt_steps_on_vulkan || echo "(pytest exit $?)"
+"$PY" -m pytest -p no:cacheprovider -k "not cpu" tests/py/frontend/test_convolution.py || echo "(pytest exit $?)"
 "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress \
     --plot /tmp/vkml-digits-prepare.png || echo "(digits exit $?)"
+# the CNN's modules: its steps replay one module, so a short run compiles all of them
+"$PY" -m vkml.examples.cnn --device vulkan:0 --no-progress --steps 3 \
+    --plot /tmp/vkml-cnn-prepare.png || echo "(cnn exit $?)"
 "$PY" scripts/gpu/bench.py --device vulkan:0 --repeats 2 --no-peers || echo "(bench.py exit $?)"
 "$PY" scripts/gpu/throughput.py --device vulkan:0 --repeats 1 --no-peers || echo "(throughput.py exit $?)"
 "$PY" scripts/gpu/builder.py --device vulkan:0 --repeats 1 --no-peers || echo "(builder.py exit $?)"

@@ -6,7 +6,8 @@
 #
 #     bash scripts/gpu/run.sh
 #
-# Logs go to $OUT (at most 8 files): summary.txt, setup.log, env.txt, pytest.log, digits.log,
+# Logs go to $OUT (at most 8 files): summary.txt, setup.log, env.txt, pytest.log, digits.log
+# (the digits and CNN demos),
 # bench.md, ulp.md, aot.md. Each phase's exit status is in summary.txt; a failed phase does not stop
 # the next. Nothing is compiled there: a graph missing from .gpucache fails with a CompileError
 # that names it.
@@ -23,8 +24,8 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 export PYTHONUNBUFFERED=1 VKML_CACHE_DIR=$PWD/.gpucache
 unset VKML_PRECOMPILE_VULKAN
-# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 90 + 150 + 150 + 60 + 120 + 60 + 60 + 60 s = under
-# 18 minutes;
+# worst case, every phase at its limit: 60 + 30 + 45 + 150 + 60 + 90 + 120 + 150 + 150 + 60 + 120 + 60 + 60 + 60 s = under
+# 21 minutes;
 # in practice about 5
 
 # phase NAME LIMIT_S LOG COMMAND...: run with a time limit, output to LOG, status to SUMMARY;
@@ -124,8 +125,14 @@ phase "pytest (Vulkan op x dtype contract, reports)" 150 "$OUT/pytest.log" \
     tests/py/devices/test_vulkan_device.py \
     tests/py/runtime/test_vulkan_reports.py tests/py/frontend/test_vulkan_contracts.py \
     tests/py/nn/test_compiled_step.py::test_replayed_steps_equal_rebuilt_steps_on_vulkan
+# the convolution's contract and 16-bit accumulation on the GPU (its comparisons with torch
+# skip there: no torch; its cpu cases need a compiler)
+phase "pytest (convolution contract)" 60 "$OUT/pytest.log" \
+    "$PY" -m pytest -p no:cacheprovider -rfEs -k "not cpu" tests/py/frontend/test_convolution.py
 phase "digits demo on vulkan:0" 90 "$OUT/digits.log" \
     "$PY" -m vkml.examples.digits --device vulkan:0 --no-progress --plot /tmp/digits.png
+phase "cnn demo on vulkan:0" 120 "$OUT/digits.log" \
+    "$PY" -m vkml.examples.cnn --device vulkan:0 --no-progress --plot /tmp/cnn.png
 phase "bench" 150 "$OUT/bench.md" "$PY" scripts/gpu/bench.py --device vulkan:0
 phase "throughput" 150 "$OUT/bench.md" "$PY" scripts/gpu/throughput.py --device vulkan:0
 phase "realize profile" 60 "$OUT/bench.md" "$PY" scripts/gpu/realize_profile.py --device vulkan:0
