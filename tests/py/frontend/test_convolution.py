@@ -13,7 +13,6 @@ import pytest
 import vkml
 import vkml.runtime.vulkan_loader
 
-
 DEVICES = ["reference", "cpu"] + (
     ["vulkan:0"] if vkml.runtime.vulkan_loader.vulkan_device_reports() else []
 )
