@@ -13,7 +13,7 @@ import numpy as np
 
 from vkml.devices.realize import prints_recorded, realize_nodes
 from vkml.dtypes import DTYPE_NAMES, DType
-from vkml.errors import DeviceError, DTypeError, ShapeError
+from vkml.errors import DeviceError, DTypeError, GradientError, ShapeError
 from vkml.frontend import (
     autograd,
     elementwise,
@@ -181,10 +181,16 @@ class Tensor(Operators, OpMethods, Selections, HostValues):
         return self._node.device.dlpack_device()
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        raise TypeError(
-            "vkml tensors never change, so x[...] = value is not supported; make a new "
-            "tensor: vkml.where(mask, value, x) for a mask"
-        )
+        """``x[key] = value``: this handle now holds ``x.at[key].set(value)`` (a new value:
+        tensors made from x before, its views included, keep the old one, where NumPy's
+        views would see the change). Refused for a leaf that requires grad, as PyTorch
+        refuses an in-place change of one."""
+        if self.is_leaf:
+            raise GradientError(
+                "x[...] = value on a leaf tensor that requires grad would lose its gradient; "
+                "write y = x.at[index].set(value), or assign under vkml.no_grad() to a copy"
+            )
+        self._rebind(updates.update("set", self, key, value))
 
     def __len__(self) -> int:
         if not self.shape:

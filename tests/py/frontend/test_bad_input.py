@@ -17,6 +17,7 @@ from vkml.errors import (
     DataError,
     DeviceError,
     DTypeError,
+    GradientError,
     IndexingError,
     ShapeError,
     ValueRangeError,
@@ -180,8 +181,11 @@ BAD: dict[str, Bad] = {
         ("-1", "uint32", "dtype=vkml.int64"),
     ),
     "ambiguous-truth": Bad(lambda o: bool(o.a), ShapeError, ValueError, ("6 elements", "x.any()")),
-    "setitem": Bad(
-        lambda o: o.a.__setitem__(0, 1.0), TypeError, TypeError, ("never change", "vkml.where")
+    "setitem-leaf-requiring-grad": Bad(
+        lambda o: o.a.requires_grad_().__setitem__(0, 1.0),
+        GradientError,
+        RuntimeError,
+        ("leaf", "requires grad", "x.at[index].set(value)"),
     ),
     "numpy-out": Bad(lambda o: np.sum(o.a, out=np.zeros(())), TypeError, TypeError, ("out=",)),
     "index-out-of-range": Bad(

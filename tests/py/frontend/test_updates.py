@@ -128,3 +128,27 @@ def test_bad_updates_name_the_problem() -> None:
         vkml.index_add(t, 1, [0, 1], vkml.ones((3, 3)))
     with pytest.raises(vkml.IndexingError, match="1-D integers"):
         vkml.index_add(t, 0, [[0]], vkml.ones((1, 4)))
+
+
+@pytest.mark.parametrize("device", ["reference", "cpu"])
+def test_setitem_rebinds_the_handle_to_the_functional_update(device: str) -> None:
+    """``x[key] = v`` is ``x = x.at[key].set(v)`` on the same handle (the Array API's
+    ``__setitem__``): NumPy's values, while tensors made from x before keep theirs."""
+    x = vkml.tensor(X, device=device)
+    before = x[0]
+    want = X.copy()
+    x[0, 1:3] = 9.0
+    want[0, 1:3] = 9.0
+    x[x > 2.0] = -1.0
+    want[want > 2.0] = -1.0
+    x[vkml.tensor(np.array([2]), device=device)] = vkml.tensor(
+        np.arange(4.0, dtype=np.float32), device=device
+    )
+    want[[2]] = np.arange(4.0)
+    np.testing.assert_array_equal(x.numpy(), want)
+    np.testing.assert_array_equal(before.numpy(), X[0])
+    w = vkml.tensor(X, device=device, requires_grad=True)
+    y = w * 2.0  # not a leaf: gradients flow through the update
+    y[1] = 0.0
+    y.sum().backward()
+    assert w.grad.tolist() == [[2.0] * 4, [0.0] * 4, [2.0] * 4]
