@@ -661,3 +661,22 @@ def test_a_matmul_promoted_to_bfloat16_rounds_its_integer_operand_on_the_referen
         assert np.array_equal(got, (rounded @ b).astype(vkml.bfloat16.numpy).astype(np.float32)), (
             device
         )
+
+
+# found by issue 35's scikit-learn run: StandardScaler's variance, and vkml.var itself, of
+# float64 along an axis whose length is not a power of two
+@pytest.mark.parametrize("device", ["cpu"])
+def test_two_float64_pairwise_sums_in_a_row_compile_and_are_right(device: str) -> None:
+    """IREE 3.13 failed to compile (``'stream.yield' op used resource not listed in explicit
+    captures``) a module with two float64 reductions padded by the same -0.0 (the mean, then
+    the sum of squared deviations): every ``vkml.var`` of float64 over 3 or 50 rows on cpu.
+    The float64 padding is now a concatenated block of -0.0."""
+    rng = np.random.default_rng(0)
+    for rows in (3, 50):
+        x = rng.standard_normal((rows, 4)) * [1.0, 10.0, 0.1, 3.0]
+        t = vkml.tensor(x, device=device)
+        np.testing.assert_allclose(vkml.var(t, 0).numpy(), x.var(0), rtol=1e-12)
+        centred = t - t.mean(0)
+        np.testing.assert_allclose(
+            (centred * centred).sum(0).numpy(), ((x - x.mean(0)) ** 2).sum(0), rtol=1e-12
+        )
