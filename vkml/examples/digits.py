@@ -275,26 +275,44 @@ def default_device() -> Any:
     return best() if best is not None else vkml.cpu
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+@dataclass(frozen=True)
+class Recipe:
+    """What a demo on the digits trains and how: the MLP here, the CNN of
+    ``vkml.examples.cnn``; ``main`` and ``run_demo`` are the same steps for both."""
+
+    name: str  # the module's (and the files') name
+    title: str  # the model, as the first line and the curve name it
+    load: Callable[[int], Digits]
+    make: Callable[[int, Any], nn.Sequential]
+    target: float  # the held-out accuracy a full run must reach
+    epochs: int
+    batch_size: int
+    lr: float
+
+
+MLP = Recipe("digits", "MLP 64-128-10", load_data, make_model, ACCURACY_TARGET, 30, 128, 0.1)
+
+
+def parse_args(argv: Sequence[str] | None, recipe: Recipe = MLP) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m vkml.examples.digits",
-        description="Train an MLP on the handwritten digits, one invocation per step.",
+        prog=f"python -m vkml.examples.{recipe.name}",
+        description=f"Train the {recipe.title} on the handwritten digits, one invocation per step.",
     )
     parser.add_argument("--device", help="device name (default: vkml.best_device(), else cpu)")
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--epochs", type=int, default=recipe.epochs)
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--batch-size", type=int, default=recipe.batch_size)
+    parser.add_argument("--lr", type=float, default=recipe.lr)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--plot",
-        default=os.path.join(tempfile.gettempdir(), "vkml-digits.png"),
+        default=os.path.join(tempfile.gettempdir(), f"vkml-{recipe.name}.png"),
         help="where to write the loss/accuracy curve (PNG)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--export",
-        default=os.path.join(tempfile.gettempdir(), "vkml-digits"),
+        default=os.path.join(tempfile.gettempdir(), f"vkml-{recipe.name}"),
         help="where to write the exported predict module (.vmfb, .irpa) and its input",
     )
     return parser.parse_args(argv)
@@ -309,34 +327,36 @@ def missing_packages() -> list[str]:
     ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, recipe: Recipe = MLP) -> int:
     """Train, check, plot and print the result line; exit status 1 if a check failed, 130
     if interrupted (Ctrl-C): every file is written atomically, so none is left half-written."""
     try:
-        return run_demo(parse_args(argv))
+        return run_demo(parse_args(argv, recipe), recipe)
     except KeyboardInterrupt:
-        print("\ndigits: interrupted; no file was left half-written", file=sys.stderr)
+        print(f"\n{recipe.name}: interrupted; no file was left half-written", file=sys.stderr)
         return 130
 
 
-def run_demo(args: argparse.Namespace) -> int:
+def run_demo(args: argparse.Namespace, recipe: Recipe = MLP) -> int:
     """The demo's steps, in order, with the parsed command line."""
     missing = missing_packages()
     if missing:
         print(
-            f"digits: error: needs {', '.join(missing)}: pip install 'vkml[examples]' "
+            f"{recipe.name}: error: needs {', '.join(missing)}: pip install 'vkml[examples]' "
             f"(scikit-learn, tqdm, matplotlib)",
             file=sys.stderr,
         )
         return 1
     device = vkml.device(args.device) if args.device else default_device()
-    data = load_data(args.seed)
+    data = recipe.load(args.seed)
     print(
-        f"digits: {len(data.y_train)} training and {len(data.y_test)} held-out images, "
-        f"MLP 64-128-10 on {device}"
+        f"{recipe.name}: {len(data.y_train)} training and {len(data.y_test)} held-out images, "
+        f"{recipe.title} on {device}"
     )
     vkml.reset_stats()
-    agrees, line = check_against_reference(data, device, args.seed, args.batch_size, args.lr)
+    agrees, line = check_against_reference(
+        data, device, args.seed, args.batch_size, args.lr, recipe.make
+    )
     print(line)
     run = train(
         data,
@@ -347,15 +367,18 @@ def run_demo(args: argparse.Namespace) -> int:
         lr=args.lr,
         max_steps=args.steps,
         progress=not args.no_progress,
+        make=recipe.make,
     )
-    save_curve(run, args.plot)
+    save_curve(run, args.plot, f"digits {recipe.title}")
     print(f"loss/accuracy curve: {args.plot}")
     print(
         f"{run.steps} steps, final loss {run.losses[-1]:.4f}, held-out accuracy "
-        f"{run.accuracy:.4f} (target {ACCURACY_TARGET})"
+        f"{run.accuracy:.4f} (target {recipe.target})"
     )
     try:
-        exported, lines = export_predict(run.model, data.x_test, device, Path(args.export))
+        exported, lines = export_predict(
+            run.model, data.x_test, device, Path(args.export), recipe.name
+        )
     except ModuleNotFoundError as exc:  # a machine that runs precompiled modules only
         if not (exc.name or "").startswith("iree.compiler"):
             raise
@@ -370,7 +393,7 @@ def run_demo(args: argparse.Namespace) -> int:
         f"device={device.name} compile_s={compile_s:.2f}"
     )
     full_run = args.steps is None
-    return 0 if agrees and exported and (run.accuracy >= ACCURACY_TARGET or not full_run) else 1
+    return 0 if agrees and exported and (run.accuracy >= recipe.target or not full_run) else 1
 
 
 if __name__ == "__main__":
