@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from vkml.dtypes import bool_, default_int, to_dtype
 from vkml.errors import AxisError, DTypeError
 from vkml.frontend import creation, functions, op_functions
@@ -132,7 +130,6 @@ def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> 
 def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     """The indices of the non-zero elements, one tensor per axis. Their length depends on
     the data, so this realizes ``x`` (and what it depends on) first."""
-    if x.ndim == 0:
-        raise ValueError("nonzero of a 0-d tensor is not defined; reshape it to (1,) first")
-    found = np.nonzero(x.numpy())
-    return tuple(creation.tensor(i.astype(np.int64), device=x.device) for i in found)
+    found = functions.nonzero(x, as_tuple=True)
+    assert isinstance(found, tuple)
+    return found

@@ -125,13 +125,25 @@ def getitem(x: Operand, index: Any) -> Node:
     index = host_indices(index, node.device)
     if isinstance(index, np.ndarray):  # a boolean mask given as a list or NumPy array
         return mask_getitem(node, index)
-    if isinstance(index, (TensorBase, Node)) and tensor_node("getitem", index).dtype is bool_:
-        mask = tensor_node("getitem", index)
-        realize_nodes([mask])
-        return mask_getitem(node, mask.device.download(mask.storage, mask.dtype, True))
+    mask = realized_mask(index)
+    if mask is not None:
+        return mask_getitem(node, mask)
     if has_array_index(index):  # integer tensors: a gather
         return array_getitem(node, index)
     return views.getitem(node, index)
+
+
+def realized_mask(index: Any) -> np.ndarray | None:
+    """A boolean tensor given as the whole index, realized and read to the host (the count of
+    True shapes what it selects); None for any other index."""
+    if (
+        not isinstance(index, (TensorBase, Node))
+        or tensor_node("getitem", index).dtype is not bool_
+    ):
+        return None
+    mask = tensor_node("getitem", index)
+    realize_nodes([mask])
+    return mask.device.download(mask.storage, mask.dtype, True)
 
 
 def has_array_index(index: Any) -> bool:

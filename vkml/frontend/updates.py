@@ -80,7 +80,8 @@ def update(op: str, x: Operand, index: Any, v: Any) -> Node:
         raise DTypeError(f"'at[].{op}' needs a tensor of numbers, got bool; use .set(...)")
     n = math.prod(node.shape)
     flat_x = views.reshape(node, n)
-    host = _host_positions(node.shape, index)
+    mask = indexing.realized_mask(index)  # realized by x[mask] too: its positions are known
+    host = _host_positions(node.shape, index if mask is None else mask)
     if host is not None:
         shape = host.shape
         values = _values(op, v, node, shape)
