@@ -35,7 +35,7 @@ from vkml.compiler.lower import emit_schedule
 from vkml.dialect import exported_module as mod
 from vkml.dialect.builder import FunctionBuilder
 from vkml.dialect.types import TensorType, Value
-from vkml.dtypes import from_numpy
+from vkml.dtypes import float64, from_numpy, int64
 from vkml.errors import DeviceError, UnsupportedOperatorError
 from vkml.frontend.host import output_path_arg
 from vkml.graph.node import Node
@@ -154,6 +154,7 @@ class Artifact:
             if not node._computed and not dest.supports(node.op, node.dtype):
                 raise UnsupportedOperatorError(node.op, node.dtype.name, dest.label)
         b = FunctionBuilder(name, fence_float_ops=dest.fences_float_ops, fence_global=True)
+        b.float64_math = dest.supports("add", float64) and dest.supports("add", int64)
         arguments: list[Slot] = []
 
         def leaf(node: Node) -> Value:

@@ -43,9 +43,12 @@ def lower_to_mlir(
     fence_float_ops: bool = False,
     queued: bool = False,
     transients: bool = False,
+    float64_math: bool = True,
 ) -> str:
     """The MLIR text of ``lower``."""
-    return lower(schedule, roots, name, output_args, fence_float_ops, queued, transients).text
+    return lower(
+        schedule, roots, name, output_args, fence_float_ops, queued, transients, float64_math
+    ).text
 
 
 def lower(
@@ -56,6 +59,7 @@ def lower(
     fence_float_ops: bool = False,
     queued: bool = False,
     transients: bool = False,
+    float64_math: bool = True,
 ) -> Lowered:
     """The MLIR module (StableHLO) computing ``roots`` from the schedule's leaves, with its
     calling convention (``Abi``: leaves in, roots out).
@@ -66,9 +70,11 @@ def lower(
     takes a wait and a signal fence last; Vulkan, ADR 0015); the text is the same. With
     ``transients`` the function takes the caller's buffer for the values IREE keeps between
     its dispatches last (``Abi.transients``), instead of allocating them each call.
+    ``float64_math`` says the target computes float64 and int64 (``FunctionBuilder.float64_math``).
     """
     b = FunctionBuilder(name, fence_float_ops=fence_float_ops)
     b.transients = transients
+    b.float64_math = float64_math
     b.stoppable = True  # a realize can stop the module's device loops (Ctrl-C)
     # the Python numbers' tables come first (``Abi``), one argument per dtype; equal numbers
     # share one entry and one read

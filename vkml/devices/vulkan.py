@@ -66,10 +66,11 @@ class VulkanDevice(IreeDevice):
             # implementation would lose the core that computes the call to the polling
             self.spin = 0.002
         refused: set[DType] = set()
-        if not report.shader_float64:
-            refused.add(float64)
         if not report.shader_int64:
             refused.add(int64)
+        # vkml's float64 functions compute on the bits of float64 values in int64
+        if not report.shader_float64 or not report.shader_int64:
+            refused.add(float64)
         if not report.storage_buffer_16bit:
             refused.update((float16, bfloat16))
         self._refused = frozenset(refused)
@@ -110,6 +111,7 @@ class VulkanDevice(IreeDevice):
             fence_float_ops=self.fences_float_ops,
             queued=self.target.queued,
             transients=True,
+            float64_math=float64 in self.dtypes and int64 in self.dtypes,
         )
 
     def _check_indexable(self, schedule: Sequence[Node]) -> None:

@@ -32,6 +32,9 @@ class FunctionBuilder(FencedOps):
         # a last argument, the caller's buffer for the values IREE keeps between dispatches
         # (``iree.abi.transients``; ``vkml.compiler.abi``)
         self.transients = False
+        # whether the target computes float64 (and the int64 bit operations vkml's float64
+        # functions use): float32 sin, cos and tan are computed through them where it does
+        self.float64_math = True
         # whether device loops read a stop flag the caller can set mid-call (``stop_flag``):
         # a module compiled for realize, not an exported one
         self.stoppable = False

@@ -143,6 +143,12 @@ class FunctionBody:
     def constant(self, value: float | bool, dtype: DType, shape: tuple[int, ...] = ()) -> Value:
         return self._splat(literal(value, dtype), TensorType(tuple(shape), dtype))
 
+    def table(self, values: Sequence[float], dtype: DType) -> Value:
+        """A 1-d constant holding ``values`` (a lookup table)."""
+        ttype = TensorType((len(values),), dtype)
+        spelled = ", ".join(literal(v, dtype) for v in values)
+        return self.emit(f"stablehlo.constant dense<[{spelled}]> : {ttype}", ttype)
+
     def _splat(self, spelled: str, ttype: TensorType) -> Value:
         found = self._splats.get((spelled, ttype))
         if found is None:

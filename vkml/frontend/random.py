@@ -265,8 +265,9 @@ def normal(
     device's own approximation (op table: 4, 2 and 8 ULP): the result is bit-identical only
     between devices whose log, sqrt and cos agree (and, with ``mean``/``std``, that both
     round or both fuse ``z * std + mean``); in float32 cpu stays within
-    ``64 * 2**-23 * (1 + |z|)`` of reference. float64 needs cos on float64, which the cpu
-    device does not run.
+    ``64 * 2**-23 * (1 + |z|)`` of reference. float64's log and cos are vkml's own, the same
+    bits on every device (``vkml.ops.float64``), so float64 normals are bit-identical on
+    ``cpu``, ``reference`` and a Vulkan device with float64.
     """
     check_key("random.normal", key)
     dt = _float_dtype("normal", dtype)

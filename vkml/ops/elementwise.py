@@ -18,15 +18,14 @@ from vkml.dialect.numerics import select_max, select_min
 from vkml.dtypes import bfloat16, float16, float32, float64
 from vkml.graph.node import Node
 from vkml.ops import rules
-from vkml.ops.emitters import accurate, common as emit, floor_division, ieee_pow
-from vkml.ops.references import common as ref
+from vkml.ops.emitters import accurate, common as emit, float64 as f64, floor_division, ieee_pow
+from vkml.ops.references import common as ref, float64 as ref64
 from vkml.ops.spec import Algebra, Grads, Handle, OpDef, Spelling, table, to_source
 
-# Transcendentals IREE cannot run in float64: SPIR-V's GLSL.std.450 instructions (Exp, Log,
-# Sin, ...) take 16/32-bit floats only, and IREE 3.13's llvm-cpu links no libm for float64
-# tanh, sin, cos, tan and atan2 (asin, acos and atan lower to it): "undefined symbol: tanh". The reference device runs them all.
+# Transcendentals IREE cannot run in float64 on Vulkan: SPIR-V's GLSL.std.450 instructions
+# (Exp, Log, Sin, ...) take 16/32-bit floats only. Most float64 functions are vkml's own
+# (vkml.ops.float64, the same bits on every device); erf, gelu and pow are not yet.
 NO_F64_VULKAN = frozenset({("vulkan", float64)})
-NO_F64 = frozenset({("vulkan", float64), ("cpu", float64)})
 # SPIR-V's float remainder (OpFRem) is x - y * trunc(x / y): lavapipe gave fmod(1e10, 3) = 0
 # and fmod(1, inf) = NaN, so floor_divide and remainder of floats would be wrong on Vulkan;
 # llvm-cpu links no float64 fmod
@@ -315,11 +314,11 @@ ELEMENTWISE: dict[str, OpDef] = table(
           inputs="integer",
           spelling=Spelling("right_shift", "Elementwise ``a >> b`` (integers only): logical on uint32, arithmetic on signed integers; an amount outside [0, bits) gives 0, or -1 for a negative signed ``a``.")),
     # transcendental: each device's own approximation, bounded against the reference
-    OpDef("exp", rules.unary, emit.unary("exponential"), ref.unary(np.exp), False, ulp=4, inputs="float",
-          gradient=grad_exp, refuses=NO_F64_VULKAN,
+    OpDef("exp", rules.unary, f64.with_float64("exp", emit.unary("exponential")), ref64.with_float64("exp", ref.unary(np.exp)), False, ulp=4, inputs="float",
+          gradient=grad_exp,
           spelling=Spelling("exp", "Elementwise e**x.", methods=("exp",))),
-    OpDef("log", rules.unary, emit.unary("log"), ref.unary(np.log), False, ulp=4, inputs="float",
-          gradient=grad_log, refuses=NO_F64_VULKAN,
+    OpDef("log", rules.unary, f64.with_float64("log", emit.unary("log")), ref64.with_float64("log", ref.unary(np.log)), False, ulp=4, inputs="float",
+          gradient=grad_log,
           spelling=Spelling("log", "Elementwise natural logarithm.", methods=("log",))),
     OpDef("sqrt", rules.unary, emit.unary("sqrt"), ref.unary(np.sqrt), False, ulp=2, inputs="float",
           gradient=grad_sqrt,
@@ -327,17 +326,17 @@ ELEMENTWISE: dict[str, OpDef] = table(
     OpDef("rsqrt", rules.unary, emit.unary("rsqrt"), ref.unary(ref.rsqrt), False, ulp=4, inputs="float",
           gradient=grad_rsqrt,
           spelling=Spelling("rsqrt", "Elementwise 1 / sqrt(x).", methods=("rsqrt",))),
-    OpDef("tanh", rules.unary, emit.unary("tanh"), ref.unary(np.tanh), False, ulp=8, inputs="float",
-          gradient=grad_tanh, refuses=NO_F64,
+    OpDef("tanh", rules.unary, f64.with_float64("tanh", emit.unary("tanh")), ref64.with_float64("tanh", ref.unary(np.tanh)), False, ulp=8, inputs="float",
+          gradient=grad_tanh,
           spelling=Spelling("tanh", "Elementwise hyperbolic tangent.", methods=("tanh",))),
-    OpDef("sin", rules.unary, emit.unary("sine"), ref.unary(np.sin), False, ulp=16, inputs="float",
-          gradient=grad_sin, refuses=NO_F64,
+    OpDef("sin", rules.unary, f64.with_float64("sin", emit.unary("sine"), narrow=True), ref64.with_float64("sin", ref.unary(np.sin), narrow=True), False, ulp=16, inputs="float",
+          gradient=grad_sin,
           spelling=Spelling("sin", "Elementwise sine.", methods=("sin",))),
-    OpDef("cos", rules.unary, emit.unary("cosine"), ref.unary(np.cos), False, ulp=16, inputs="float",
-          gradient=grad_cos, refuses=NO_F64,
+    OpDef("cos", rules.unary, f64.with_float64("cos", emit.unary("cosine"), narrow=True), ref64.with_float64("cos", ref.unary(np.cos), narrow=True), False, ulp=16, inputs="float",
+          gradient=grad_cos,
           spelling=Spelling("cos", "Elementwise cosine.", methods=("cos",))),
-    OpDef("sigmoid", rules.unary, emit.unary("logistic"), ref.unary(ref.sigmoid), False, ulp=8,
-          inputs="float", gradient=grad_sigmoid, refuses=NO_F64_VULKAN,
+    OpDef("sigmoid", rules.unary, f64.with_float64("sigmoid", emit.unary("logistic")), ref64.with_float64("sigmoid", ref.unary(ref.sigmoid)), False, ulp=8,
+          inputs="float", gradient=grad_sigmoid,
           spelling=Spelling("sigmoid", "Elementwise 1 / (1 + exp(-x)).", methods=("sigmoid",))),
     OpDef("erf", rules.unary, emit.unary("erf", chlo=True), ref.unary(ref.erf), False, ulp=8,
           inputs="float", gradient=grad_erf, refuses=NO_F64_VULKAN,
@@ -345,40 +344,40 @@ ELEMENTWISE: dict[str, OpDef] = table(
     OpDef("gelu", rules.unary, emit.emit_gelu, ref.unary(ref.gelu), False, ulp=16, inputs="float",
           gradient=grad_gelu, refuses=NO_F64_VULKAN,
           spelling=Spelling("gelu", "Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))).", methods=("gelu",))),
-    OpDef("expm1", rules.unary, accurate.emit_expm1, ref.unary(np.expm1), False, ulp=4,
-          inputs="float", gradient=grad_expm1, refuses=NO_F64_VULKAN,
+    OpDef("expm1", rules.unary, f64.with_float64("expm1", accurate.emit_expm1), ref64.with_float64("expm1", ref.unary(np.expm1)), False, ulp=4,
+          inputs="float", gradient=grad_expm1,
           spelling=Spelling("expm1", "Elementwise e**x - 1, accurate near 0.", methods=("expm1",))),
-    OpDef("log1p", rules.unary, accurate.emit_log1p, ref.unary(np.log1p), False, ulp=4,
-          inputs="float", gradient=grad_log1p, refuses=NO_F64_VULKAN,
+    OpDef("log1p", rules.unary, f64.with_float64("log1p", accurate.emit_log1p), ref64.with_float64("log1p", ref.unary(np.log1p)), False, ulp=4,
+          inputs="float", gradient=grad_log1p,
           spelling=Spelling("log1p", "Elementwise log(1 + x), accurate near 0.", methods=("log1p",))),
-    OpDef("tan", rules.unary, accurate.emit_tan, ref.unary(np.tan), False, ulp=256,
-          inputs="float", gradient=grad_tan, refuses=NO_F64,
+    OpDef("tan", rules.unary, f64.with_float64("tan", accurate.emit_tan, narrow=True), ref64.with_float64("tan", ref.unary(np.tan), narrow=True), False, ulp=256,
+          inputs="float", gradient=grad_tan,
           spelling=Spelling("tan", "Elementwise tangent.", methods=("tan",))),
-    OpDef("asin", rules.unary, emit.unary("asin", chlo=True), ref.unary(np.arcsin), False, ulp=16,
-          inputs="float", gradient=grad_asin, refuses=NO_F64,
+    OpDef("asin", rules.unary, f64.with_float64("asin", emit.unary("asin", chlo=True)), ref64.with_float64("asin", ref.unary(np.arcsin)), False, ulp=16,
+          inputs="float", gradient=grad_asin,
           spelling=Spelling("asin", "Elementwise inverse sine.", methods=("asin",))),
-    OpDef("acos", rules.unary, emit.unary("acos", chlo=True), ref.unary(np.arccos), False, ulp=32,
-          inputs="float", gradient=grad_acos, refuses=NO_F64,
+    OpDef("acos", rules.unary, f64.with_float64("acos", emit.unary("acos", chlo=True)), ref64.with_float64("acos", ref.unary(np.arccos)), False, ulp=32,
+          inputs="float", gradient=grad_acos,
           spelling=Spelling("acos", "Elementwise inverse cosine.", methods=("acos",))),
-    OpDef("atan", rules.unary, emit.unary("atan", chlo=True), ref.unary(np.arctan), False, ulp=16,
-          inputs="float", gradient=grad_atan, refuses=NO_F64,
+    OpDef("atan", rules.unary, f64.with_float64("atan", emit.unary("atan", chlo=True)), ref64.with_float64("atan", ref.unary(np.arctan)), False, ulp=16,
+          inputs="float", gradient=grad_atan,
           spelling=Spelling("atan", "Elementwise inverse tangent.", methods=("atan",))),
-    OpDef("sinh", rules.unary, accurate.emit_sinh, ref.unary(np.sinh), False, ulp=16,
-          inputs="float", gradient=grad_sinh, refuses=NO_F64_VULKAN,
+    OpDef("sinh", rules.unary, f64.with_float64("sinh", accurate.emit_sinh), ref64.with_float64("sinh", ref.unary(np.sinh)), False, ulp=16,
+          inputs="float", gradient=grad_sinh,
           spelling=Spelling("sinh", "Elementwise hyperbolic sine.", methods=("sinh",))),
-    OpDef("cosh", rules.unary, emit.unary("cosh", chlo=True), ref.unary(np.cosh), False, ulp=16,
-          inputs="float", gradient=grad_cosh, refuses=NO_F64_VULKAN,
+    OpDef("cosh", rules.unary, f64.with_float64("cosh", emit.unary("cosh", chlo=True)), ref64.with_float64("cosh", ref.unary(np.cosh)), False, ulp=16,
+          inputs="float", gradient=grad_cosh,
           spelling=Spelling("cosh", "Elementwise hyperbolic cosine.", methods=("cosh",))),
-    OpDef("asinh", rules.unary, accurate.emit_asinh, ref.unary(np.arcsinh), False, ulp=16,
-          inputs="float", gradient=grad_asinh, refuses=NO_F64_VULKAN,
+    OpDef("asinh", rules.unary, f64.with_float64("asinh", accurate.emit_asinh), ref64.with_float64("asinh", ref.unary(np.arcsinh)), False, ulp=16,
+          inputs="float", gradient=grad_asinh,
           spelling=Spelling("asinh", "Elementwise inverse hyperbolic sine.", methods=("asinh",))),
-    OpDef("acosh", rules.unary, emit.unary("acosh", chlo=True), ref.unary(np.arccosh), False, ulp=16,
-          inputs="float", gradient=grad_acosh, refuses=NO_F64_VULKAN,
+    OpDef("acosh", rules.unary, f64.with_float64("acosh", emit.unary("acosh", chlo=True)), ref64.with_float64("acosh", ref.unary(np.arccosh)), False, ulp=16,
+          inputs="float", gradient=grad_acosh,
           spelling=Spelling("acosh", "Elementwise inverse hyperbolic cosine.", methods=("acosh",))),
-    OpDef("atanh", rules.unary, accurate.emit_atanh, ref.unary(np.arctanh), False, ulp=16,
-          inputs="float", gradient=grad_atanh, refuses=NO_F64_VULKAN,
+    OpDef("atanh", rules.unary, f64.with_float64("atanh", accurate.emit_atanh), ref64.with_float64("atanh", ref.unary(np.arctanh)), False, ulp=16,
+          inputs="float", gradient=grad_atanh,
           spelling=Spelling("atanh", "Elementwise inverse hyperbolic tangent.", methods=("atanh",))),
-    OpDef("atan2", rules.binary, accurate.emit_atan2, ref.arith(np.arctan2), False, ulp=32,
-          inputs="float", gradient=grad_atan2, refuses=NO_F64,
+    OpDef("atan2", rules.binary, f64.with_float64("atan2", accurate.emit_atan2), ref64.with_float64("atan2", ref.arith(np.arctan2)), False, ulp=32,
+          inputs="float", gradient=grad_atan2,
           spelling=Spelling("atan2", "Elementwise angle of the point (b, a) in radians, in [-pi, pi] (floats; integers are converted to float32).")),
 )  # fmt: skip
