@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Bench, Budget, attempt, time_calls
+from benchmarks.harness import Bench, Budget, attempt, ratio_verdict, time_calls
 from benchmarks.peers import jax_modules, torch_module
 
 SEED, BATCH, LR, MOMENTUM, EPS, BN_MOMENTUM = 0, 64, 0.05, 0.9, 1e-5, 0.1
@@ -172,7 +172,7 @@ def bench_cnn_step(budget: Budget) -> Bench:
         "Every row starts from vkml's initial weights (the demo's seed); its first step's loss "
         "is checked against vkml's (rtol 1e-4) before it is timed."
     )
-    _verdict(bench, VKML, JAX)
+    ratio_verdict(bench, VKML, JAX)
     return bench
 
 
@@ -233,19 +233,8 @@ def bench_conv(budget: Budget) -> Bench:
         attempt("torch eager", lambda: time_calls(torch_fn(), small), "oneDNN"),
         attempt("jax.jit", lambda: time_calls(jax_fn(), small), "value_and_grad, XLA:CPU"),
     ]
-    _verdict(bench, "vkml cpu", "jax.jit", target=None)
+    ratio_verdict(bench, "vkml cpu", "jax.jit", target=None)
     return bench
-
-
-def _verdict(bench: Bench, ours: str, theirs: str, target: float | None = 1.0) -> None:
-    mine, peer = bench.row(ours), bench.row(theirs)
-    if mine is None or peer is None or mine.timing is None or peer.timing is None:
-        bench.verdict = "n/a (vkml or the peer failed)"
-        return
-    ratio = mine.timing.median / peer.timing.median
-    scale, unit = (1e6, "us") if bench.unit == "us" else (1e3, "ms")
-    bench.measured = f"{mine.timing.median * scale:.0f} {unit} = {ratio:.2f}x {theirs}"
-    bench.verdict = "-" if target is None else ("met" if ratio <= target else "NOT met")
 
 
 def bench_cnn(budget: Budget) -> list[Bench]:

@@ -131,6 +131,19 @@ class Bench:
         return None
 
 
+def ratio_verdict(bench: Bench, ours: str, theirs: str, target: float | None = 1.0) -> None:
+    """``bench``'s measured number (row ``ours`` as a ratio of row ``theirs``, medians) and
+    its verdict: met where the ratio is at most ``target`` ("-" without one)."""
+    mine, peer = bench.row(ours), bench.row(theirs)
+    if mine is None or peer is None or mine.timing is None or peer.timing is None:
+        bench.verdict = "n/a (vkml or the peer failed)"
+        return
+    ratio = mine.timing.median / peer.timing.median
+    scale, unit = (1e6, "us") if bench.unit == "us" else (1e3, "ms")
+    bench.measured = f"{mine.timing.median * scale:.0f} {unit} = {ratio:.2f}x {theirs}"
+    bench.verdict = "-" if target is None else ("met" if ratio <= target else "NOT met")
+
+
 def attempt(
     name: str,
     measure: Callable[[], Timing],

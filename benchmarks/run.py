@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/run.py [--quick] [--only NAME[,NAME]] [--output PATH]``
 (``make bench`` runs it in full). Names: build, small, chain, sum, matmul, bigchain, mlpstep,
-aot, builder, firsthour, cnn (or 1-11).
+aot, builder, firsthour, cnn, float64 (or 1-12).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import aot, builder, chain, cnn, first_hour, mlp, report
+from benchmarks import aot, builder, chain, cnn, first_hour, float64, mlp, report
 from benchmarks.cases import CASES
 from benchmarks.harness import FULL, QUICK, Bench, Budget, describe_failure
 
 ORDER = [
     "build", "small", "chain", "sum", "matmul", "bigchain", "mlpstep", "aot", "builder",
-    "firsthour", "cnn",
+    "firsthour", "cnn", "float64",
 ]  # fmt: skip
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.md"
 
@@ -62,6 +62,8 @@ def _runner(name: str, args: argparse.Namespace) -> Callable[[Budget], list[Benc
         return aot.bench_aot
     if name == "cnn":
         return cnn.bench_cnn
+    if name == "float64":
+        return float64.bench_float64
     if name == "builder":
         return builder.bench_builder
     if name == "firsthour":

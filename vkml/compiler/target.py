@@ -145,10 +145,6 @@ CPU_TARGET = Target(
         # not "all": IREE 3.13's unpack ukernel fails to lower on AVX-512 hosts (znver4) for
         # an outer product's unpack (K = 1); mmt4d and pack carry the speed-up on their own
         "--iree-llvmcpu-enable-ukernels=mmt4d,pack",
-        # measured (ADR 0021): float64 sin of 10^6 values, a chain of a few hundred int64 and
-        # float64 ops with shared values, 10 dispatches and 123 ms without, 1 and 16 ms with;
-        # the CNN step's best time 1.70 -> 1.61 ms, the MLP step unchanged
-        "--iree-dispatch-creation-enable-aggressive-fusion",
         *NO_CONST_EXPR_HOISTING,
     ),
 )

@@ -82,8 +82,14 @@ class MlirMath:
     def const(self, value: float) -> Num:
         return self._num(self.b.constant(value, float64, self.shape))
 
+    def const_int(self, value: int) -> Num:
+        return self._num(self.b.constant(value, int64, self.shape))
+
     def where(self, cond: Num, on_true: Num, on_false: Num) -> Num:
         return self._num(self.b.select(cond.v, on_true.v, on_false.v))
+
+    def shift_right_logical(self, i: Num, amount: Num) -> Num:
+        return self._num(self.b.binary("shift_right_logical", i.v, amount.v))
 
     def floor(self, x: Num) -> Num:
         return self._num(self.b.unary("floor", x.v))
@@ -130,7 +136,12 @@ def with_float64(name: str, other: Emitter, narrow: bool = False) -> Emitter:
         if out.dtype is not float64 and not through:
             return other(b, xs, out, attrs)
         operands = [Num(b, b.prepare(x, out.shape, float64)) for x in xs]
-        result: Num = FUNCTIONS[name](MlirMath(b, out.shape), *operands)
+        math_ = MlirMath(b, out.shape)
+        result: Num = (
+            FUNCTIONS[name](math_, *operands, narrow=True)
+            if through and out.dtype is not float64
+            else FUNCTIONS[name](math_, *operands)
+        )
         if out.dtype is float64:
             return result.v
         return b.convert(b.convert(result.v, float32), out.dtype)

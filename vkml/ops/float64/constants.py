@@ -53,6 +53,15 @@ HALF_PI = _pair(Fraction(_PI, 2 << _BITS))
 _TWO_OVER_PI = (1 << (2 * _BITS + 1)) // _PI
 TWO_OVER_PI_DIGITS = tuple((_TWO_OVER_PI >> (_BITS - 24 * (j + 1))) & 0xFFFFFF for j in range(51))
 
+# The bits of 2/pi after its binary point, 64 to a word, most significant first, after one
+# word of zeros (the positions above the point), each word as a signed int64: the float32
+# reduction reads 64-bit windows of them at any bit offset
+_WORD = (1 << 64) - 1
+TWO_OVER_PI_WORDS = tuple(
+    w - (1 << 64) if w >> 63 else w
+    for w in [0] + [(_TWO_OVER_PI >> (_BITS - 64 * (j + 1))) & _WORD for j in range(5)]
+)
+
 # ln 2 = 2 atanh(1/3); its high part has 32 bits, so k * LN2_HI is exact for |k| < 2**21
 _LN2 = Fraction(2 * _atanh_fixed((1 << 200) // 3, 200), 1 << 200)
 LN2_HI = math.floor(_LN2 * 2**32) / 2**32

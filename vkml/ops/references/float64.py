@@ -22,8 +22,15 @@ class NumpyMath:
     def const(self, value: float) -> np.ndarray:
         return np.full(self.shape, value, np.float64)
 
+    def const_int(self, value: int) -> np.ndarray:
+        return np.full(self.shape, value, np.int64)
+
     def where(self, cond: Any, on_true: Any, on_false: Any) -> Any:
         return np.where(cond, on_true, on_false)
+
+    def shift_right_logical(self, i: Any, amount: Any) -> Any:
+        unsigned = np.asarray(i, np.int64).view(np.uint64)
+        return (unsigned >> np.asarray(amount).astype(np.uint64)).view(np.int64)
 
     def floor(self, x: Any) -> Any:
         return np.floor(x)
@@ -54,11 +61,14 @@ class NumpyMath:
         return np.asarray(table, kind)[index]
 
 
-def evaluate(name: str, *operands: np.ndarray) -> np.ndarray:
-    """Function ``name`` of float64 ``operands`` (of one shape)."""
+def evaluate(name: str, *operands: np.ndarray, narrow: bool = False) -> np.ndarray:
+    """Function ``name`` of float64 ``operands`` (of one shape); ``narrow``: they hold float32
+    values, and the float32 reduction is used (sin, cos, tan)."""
     arrays = [np.asarray(x, np.float64) for x in operands]
+    extra = {"narrow": True} if narrow else {}
     with np.errstate(all="ignore"):
-        return np.asarray(FUNCTIONS[name](NumpyMath(arrays[0].shape), *arrays), np.float64)
+        out = FUNCTIONS[name](NumpyMath(arrays[0].shape), *arrays, **extra)
+    return np.asarray(out, np.float64)
 
 
 def with_float64(name: str, other: Reference, narrow: bool = False) -> Reference:
@@ -72,7 +82,7 @@ def with_float64(name: str, other: Reference, narrow: bool = False) -> Reference
         if dtype.name != "float64" and not (narrow and dtype.is_float):
             return other(xs, dtype, shape, attrs)
         operands = np.broadcast_arrays(*(cast(x, np.dtype(np.float64)) for x in xs))
-        wide = evaluate(name, *operands)
+        wide = evaluate(name, *operands, narrow=dtype.name != "float64")
         return finish(wide if dtype.name == "float64" else wide.astype(np.float32), dtype, shape)
 
     return ref
