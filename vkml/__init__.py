@@ -55,7 +55,7 @@ from vkml.errors import (
     ValueRangeError,
     VkmlError,
 )
-from vkml.frontend import op_functions as _op_functions, random
+from vkml.frontend import linalg, op_functions as _op_functions, random
 from vkml.frontend.autograd import grad, value_and_grad
 from vkml.frontend.control import cond, while_loop
 from vkml.frontend.creation import (
@@ -295,6 +295,7 @@ __all__ = [
     "left_shift",
     "less",
     "less_equal",
+    "linalg",
     "linspace",
     "log_softmax",
     "matmul",

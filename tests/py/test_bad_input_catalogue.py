@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import vkml
-from vkml import aot, nn, random, trace
+from vkml import aot, linalg, nn, random, trace
 from vkml.compiler.target import vulkan_target_for
 from vkml.errors import (
     AxisError,
@@ -416,7 +416,23 @@ def double(x: vkml.Tensor) -> vkml.Tensor:
     return x * 2.0
 
 
+SQUARE = lambda: vkml.ones((3, 3))
 SUBMODULE_CASES: dict[str, Callable[[], list[Bad]]] = {
+    "linalg.matmul": one("matmul(x, x)", lambda: linalg.matmul(x23(), x23()), ShapeError, "(2, 3)"),
+    "linalg.matrix_transpose": one("matrix_transpose(v)", lambda: linalg.matrix_transpose(vkml.ones(3)), ShapeError, "(3,)"),
+    "linalg.vecdot": one("vecdot(x, ones(2, 4))", lambda: linalg.vecdot(x23(), vkml.ones((2, 4))), ShapeError, "axis -1"),
+    "linalg.tensordot": one("tensordot(axes=5)", lambda: linalg.tensordot(x23(), x23(), axes=5), ShapeError, "out of range"),
+    "linalg.outer": one("outer(x, x)", lambda: linalg.outer(x23(), x23()), ShapeError, "two vectors"),
+    "linalg.cross": one("cross(ones(2, 4))", lambda: linalg.cross(vkml.ones((2, 4)), vkml.ones((2, 4))), ShapeError, "3 elements"),
+    "linalg.diagonal": one("diagonal(v)", lambda: linalg.diagonal(vkml.ones(3)), ShapeError, "(3,)"),
+    "linalg.trace": one("trace(v)", lambda: linalg.trace(vkml.ones(3)), ShapeError, "(3,)"),
+    "linalg.matrix_power": cases_of(one("matrix_power(x, 2)", lambda: linalg.matrix_power(x23(), 2), ShapeError, "square"),
+                                    one("matrix_power(-1)", lambda: linalg.matrix_power(SQUARE(), -1), VkmlError, "inverse"),
+                                    one("matrix_power(0.5)", lambda: linalg.matrix_power(SQUARE(), 0.5), DTypeError, "0.5")),
+    "linalg.vector_norm": cases_of(one("vector_norm(bool)", lambda: linalg.vector_norm(vkml.tensor([True])), DTypeError, "bool"),
+                                   one("vector_norm(ord='a')", lambda: linalg.vector_norm(x23(), ord="a"), DTypeError, "'a'")),
+    "linalg.matrix_norm": cases_of(one("matrix_norm(ord=2)", lambda: linalg.matrix_norm(SQUARE(), ord=2), VkmlError, "singular values"),
+                                   one("matrix_norm(ord='x')", lambda: linalg.matrix_norm(SQUARE(), ord="x"), VkmlError, "'x'")),
     "random.key": cases_of(one("key('a')", lambda: random.key("a"), DTypeError, "'a'"),
                            one("key(2**70)", lambda: random.key(2**70), ValueError, "seed")),
     "random.uniform": cases_of(one("uniform(x)", lambda: random.uniform(x23(), (2,)), DTypeError, "key"),
@@ -538,7 +554,7 @@ EXEMPT = {
     **{f"trace.{n}": "built by capture/spec, walked above" for n in ("Argument", "Captured", "Spec")},
     "random.Key": "made by random.key (walked above)",
 }  # fmt: skip
-SUBMODULES = {"aot": aot, "nn": nn, "random": random, "trace": trace}
+SUBMODULES = {"aot": aot, "linalg": linalg, "nn": nn, "random": random, "trace": trace}
 # Public submodules whose bad inputs are walked elsewhere, and where.
 SUBMODULES_ELSEWHERE = {
     "array_api": "the standard's namespace over the functions walked here: its own checks are "
