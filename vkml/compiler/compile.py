@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vkml.compiler import dispatch_dump, loop_budget, workgroup_races
 from vkml.compiler.target import Target
+from vkml.dialect.compile_hints import WIDE_FUSION
 from vkml.dialect.ir import CompilerCrash, CompilerToolError, compile_stablehlo
 from vkml.errors import CompileError, CompileMemoryError, ConfigError
 from vkml.passes import isolate_relayouts, split_contractions
@@ -27,6 +28,9 @@ MEMORY_ENV = "VKML_COMPILE_MEMORY"
 # stopped (and the graph split, ``vkml.devices.realize``) before the host's out-of-memory
 # killer picks a process; a fuzzed 3,747-op graph once took IREE to 23.7 GB of 24.
 DEFAULT_MEMORY_SHARE = 0.75
+# Asked for where the text carries compile_hints.WIDE_FUSION (on cpu), and dropped if IREE
+# fails with it.
+AGGRESSIVE_FUSION = "--iree-dispatch-creation-enable-aggressive-fusion"
 # What iree-compile (LLVM, OpenBLAS, the C++ runtime) prints when an allocation fails.
 _OUT_OF_MEMORY = (
     "out of memory", "Allocation failed", "bad_alloc", "Memory allocation",
@@ -54,7 +58,15 @@ def run_pipeline(text: str, target: Target) -> bytes:
     if target.backend != "vulkan-spirv":
         assert target.loop_cap is None, "only a Vulkan target has a loop cap to check"
         names = pipeline_for(target.backend)
-        return _iree(run_passes(text, names, options_for(target.backend)), target, [])
+        rewritten = run_passes(text, names, options_for(target.backend))
+        if WIDE_FUSION in text:
+            try:
+                return _iree(rewritten, target, [AGGRESSIVE_FUSION])
+            except CompileMemoryError:
+                raise
+            except CompileError:
+                pass  # IREE failed with the flag on some modules: compile it as any other
+        return _iree(rewritten, target, [])
     chunk, isolate = split_contractions.CHUNK, False
     while True:
         vmfb, over, racy = _compile_checked(text, target, chunk, isolate)

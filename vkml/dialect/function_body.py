@@ -61,6 +61,11 @@ class FunctionBody:
         # arguments, and what an op computes from at least one of them
         self._varying: set[str] = set()
 
+    def hint(self, line: str) -> None:
+        """Leave ``line`` (a comment, ``vkml.dialect.compile_hints``) in the body, once."""
+        if line not in self.lines:
+            self.lines.append(line)
+
     def emit(self, text: str, result: TensorType, data: Sequence[Value] | None = None) -> Value:
         """Append ``%vN = text`` and return the new value of type ``result``. The value holds
         run-time data (``is_static``) where an operand does, or, given ``data``, where one

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vkml.dialect.builder import FunctionBuilder
+from vkml.dialect.compile_hints import WIDE_FUSION
 from vkml.dialect.types import TensorType, Value
 from vkml.dtypes import float32, float64, int64
 from vkml.ops.emitters.common import Emitter
@@ -136,6 +137,8 @@ def with_float64(name: str, other: Emitter, narrow: bool = False) -> Emitter:
         if out.dtype is not float64 and not through:
             return other(b, xs, out, attrs)
         operands = [Num(b, b.prepare(x, out.shape, float64)) for x in xs]
+        if name in ("sin", "cos", "tan"):
+            b.hint(WIDE_FUSION)  # the argument reduction: a long, much-shared chain
         math_ = MlirMath(b, out.shape)
         result: Num = (
             FUNCTIONS[name](math_, *operands, narrow=True)
