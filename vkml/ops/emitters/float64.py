@@ -83,14 +83,8 @@ class MlirMath:
     def const(self, value: float) -> Num:
         return self._num(self.b.constant(value, float64, self.shape))
 
-    def const_int(self, value: int) -> Num:
-        return self._num(self.b.constant(value, int64, self.shape))
-
     def where(self, cond: Num, on_true: Num, on_false: Num) -> Num:
         return self._num(self.b.select(cond.v, on_true.v, on_false.v))
-
-    def shift_right_logical(self, i: Num, amount: Num) -> Num:
-        return self._num(self.b.binary("shift_right_logical", i.v, amount.v))
 
     def floor(self, x: Num) -> Num:
         return self._num(self.b.unary("floor", x.v))

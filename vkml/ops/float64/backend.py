@@ -22,13 +22,7 @@ class Math(Protocol):
     def const(self, value: float) -> Any:
         """A float64 constant shaped like the function's input."""
 
-    def const_int(self, value: int) -> Any:
-        """An int64 constant shaped like the function's input."""
-
     def where(self, cond: Any, on_true: Any, on_false: Any) -> Any: ...
-
-    def shift_right_logical(self, i: Any, amount: Any) -> Any:
-        """int64 ``i`` shifted right by ``amount`` (int64, in [0, 64)), filling with zeros."""
 
     def floor(self, x: Any) -> Any: ...
 

@@ -53,14 +53,21 @@ HALF_PI = _pair(Fraction(_PI, 2 << _BITS))
 _TWO_OVER_PI = (1 << (2 * _BITS + 1)) // _PI
 TWO_OVER_PI_DIGITS = tuple((_TWO_OVER_PI >> (_BITS - 24 * (j + 1))) & 0xFFFFFF for j in range(51))
 
-# The bits of 2/pi after its binary point, 64 to a word, most significant first, after one
-# word of zeros (the positions above the point), each word as a signed int64: the float32
-# reduction reads 64-bit windows of them at any bit offset
-_WORD = (1 << 64) - 1
-TWO_OVER_PI_WORDS = tuple(
-    w - (1 << 64) if w >> 63 else w
-    for w in [0] + [(_TWO_OVER_PI >> (_BITS - 64 * (j + 1))) & _WORD for j in range(5)]
-)
+# (2**e * 2/pi) mod 4 for the exponents e of float32 values above 2**-50 (x = M * 2**e, M
+# an integer below 2**24), in three parts: t1 a multiple of 2**-25 and t2 of 2**-52 (27 bits
+# each, so M * t1 and M * t2 are exact), t3 the rest rounded
+FLOAT32_EXPONENTS = range(-50, 105)
+
+
+def _quarter_turns(e: int) -> tuple[float, float, float]:
+    scaled = _TWO_OVER_PI << e if e >= 0 else _TWO_OVER_PI >> -e  # 2**e * 2/pi * 2**_BITS
+    value = Fraction(scaled % (4 << _BITS), 1 << _BITS)
+    t1 = Fraction(math.floor(value * 2**25), 2**25)
+    t2 = Fraction(math.floor((value - t1) * 2**52), 2**52)
+    return float(t1), float(t2), float(value - t1 - t2)
+
+
+FLOAT32_QUARTER_TURNS = tuple(_quarter_turns(e) for e in FLOAT32_EXPONENTS)
 
 # ln 2 = 2 atanh(1/3); its high part has 32 bits, so k * LN2_HI is exact for |k| < 2**21
 _LN2 = Fraction(2 * _atanh_fixed((1 << 200) // 3, 200), 1 << 200)

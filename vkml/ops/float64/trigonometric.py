@@ -24,10 +24,11 @@ from typing import Any
 from vkml.ops.float64.backend import Math
 from vkml.ops.float64.constants import (
     ATAN_EIGHTHS,
+    FLOAT32_EXPONENTS,
+    FLOAT32_QUARTER_TURNS,
     HALF_PI,
     PI,
     TWO_OVER_PI_DIGITS,
-    TWO_OVER_PI_WORDS,
     inverse_factorial,
 )
 from vkml.ops.float64.exponential import horner
@@ -100,39 +101,15 @@ def reduce_quarter_turns(m: Math, a: Any) -> tuple[Any, Any, Any]:
     return n & 7, r_hi, r_lo
 
 
-def _window(m: Math, start: Any) -> Any:
-    """The 64 bits of ``constants.TWO_OVER_PI_WORDS`` from bit ``start`` (0 = the first
-    word's most significant bit; int64, below 320 - 64), as an int64."""
-    word, offset = start >> 6, start & 63
-
-    def pick(i: Any) -> Any:
-        out = m.const_int(TWO_OVER_PI_WORDS[-1])
-        for k in range(len(TWO_OVER_PI_WORDS) - 2, -1, -1):
-            out = m.where(i == k, m.const_int(TWO_OVER_PI_WORDS[k]), out)
-        return out
-
-    below = m.shift_right_logical(pick(word + 1), m.where(offset == 0, 63 - offset, 64 - offset))
-    return (pick(word) << offset) | m.where(offset == 0, m.const_int(0), below)
-
-
-def _field(m: Math, start: Any, width: int) -> Any:
-    """``width`` bits of 2/pi from bit ``start`` on, as a float64 integer."""
-    return m.to_float(m.shift_right_logical(_window(m, start), m.const_int(64 - width)))
-
-
 def reduce_float32(m: Math, a: Any) -> tuple[Any, Any, Any]:
     """``reduce_quarter_turns`` for a float32 value a (positive, above 2**-27) held in a
-    float64: a = M * 2**e with M below 2**24, and (2**e * 2/pi) mod 4 = t1 + t2 + t3 where t1
-    holds the bits of weight 2 to 2**-25 of 2**e * 2/pi, t2 those of 2**-26 to 2**-52 (27 bits
-    each, so M * t1 and M * t2 are exact) and t3 the next 53. The bits are read from 64-bit
-    words by shifts, no table lookup (a lookup kept IREE from vectorizing the loop)."""
+    float64: a = M * 2**e with M below 2**24, and (2**e * 2/pi) mod 4 = t1 + t2 + t3 from a
+    table by exponent (``constants.FLOAT32_QUARTER_TURNS``): M * t1 and M * t2 are exact, so
+    the quarter turns are found with a few float64 operations instead of the int64 digits."""
     bits = m.bits(a)
     mantissa = m.to_float(((bits & ((1 << 52) - 1)) | (1 << 52)) >> 29)
-    e = ((bits >> 52) & 0x7FF) - 1046  # a = M * 2**e, e >= -50
-    first = e + 62  # the bit of weight 2 (2**e * 2**-(i+1) for bit i of 2/pi, plus the zero word)
-    t1 = _field(m, first, 27) * 2.0**-25
-    t2 = _field(m, first + 27, 27) * 2.0**-52
-    t3 = _field(m, first + 54, 53) * 2.0**-105
+    index = ((bits >> 52) & 0x7FF) - (1046 + FLOAT32_EXPONENTS.start)
+    t1, t2, t3 = (m.lookup(tuple(t[i] for t in FLOAT32_QUARTER_TURNS), index) for i in range(3))
     p1 = mantissa * t1
     p1 = p1 - 4.0 * m.floor(p1 * 0.25)
     p2, p3 = mantissa * t2, mantissa * t3

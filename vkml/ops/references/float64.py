@@ -22,15 +22,8 @@ class NumpyMath:
     def const(self, value: float) -> np.ndarray:
         return np.full(self.shape, value, np.float64)
 
-    def const_int(self, value: int) -> np.ndarray:
-        return np.full(self.shape, value, np.int64)
-
     def where(self, cond: Any, on_true: Any, on_false: Any) -> Any:
         return np.where(cond, on_true, on_false)
-
-    def shift_right_logical(self, i: Any, amount: Any) -> Any:
-        unsigned = np.asarray(i, np.int64).view(np.uint64)
-        return (unsigned >> np.asarray(amount).astype(np.uint64)).view(np.int64)
 
     def floor(self, x: Any) -> Any:
         return np.floor(x)
