@@ -111,7 +111,7 @@ class VulkanDevice(IreeDevice):
             fence_float_ops=self.fences_float_ops,
             queued=self.target.queued,
             transients=True,
-            float64_math=float64 in self.dtypes and int64 in self.dtypes,
+            float64_math=float64 in self.dtypes,  # refused without int64 too
         )
 
     def _check_indexable(self, schedule: Sequence[Node]) -> None:

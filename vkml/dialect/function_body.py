@@ -45,7 +45,7 @@ class FunctionBody:
     """The lines of one function body and what is known of each value emitted into it."""
 
     # the caches a nested block copies on entry and restores on leaving (``block``)
-    _SCOPED: tuple[str, ...] = ("_splats", "_literal_of", "_spread")
+    _SCOPED: tuple[str, ...] = ("_splats", "_literal_of", "_spread", "_tables")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -57,6 +57,8 @@ class FunctionBody:
         # broadcasts of the reads of a table of Python numbers (``number``), each emitted
         # once per shape, as a literal's splat is
         self._spread: dict[tuple[str, tuple[int, ...]], Value] = {}
+        # lookup tables by their spelling, each emitted once, as a splat is
+        self._tables: dict[tuple[str, TensorType], Value] = {}
         # the values that hold run-time data (see is_static): non-empty arguments and block
         # arguments, and what an op computes from at least one of them
         self._varying: set[str] = set()
@@ -152,7 +154,11 @@ class FunctionBody:
         """A 1-d constant holding ``values`` (a lookup table)."""
         ttype = TensorType((len(values),), dtype)
         spelled = ", ".join(literal(v, dtype) for v in values)
-        return self.emit(f"stablehlo.constant dense<[{spelled}]> : {ttype}", ttype)
+        found = self._tables.get((spelled, ttype))
+        if found is None:
+            found = self.emit(f"stablehlo.constant dense<[{spelled}]> : {ttype}", ttype)
+            self._tables[(spelled, ttype)] = found
+        return found
 
     def _splat(self, spelled: str, ttype: TensorType) -> Value:
         found = self._splats.get((spelled, ttype))

@@ -125,8 +125,9 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
             f"linalg.matrix_power: n = {n} needs the inverse, which vkml.linalg does not "
             f"compute yet; compute it on the host (numpy.linalg.inv) and pass it in"
         )
-    eye = creation.eye(x.shape[-1], dtype=x.dtype, device=x.device)
-    result: Tensor = fn.broadcast_to(eye, x.shape) if n == 0 else None  # type: ignore[assignment]
+    if n == 0:
+        return fn.broadcast_to(creation.eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape)
+    result: Tensor | None = None
     base = x
     while n:
         if n & 1:
@@ -134,6 +135,7 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
         n >>= 1
         if n:
             base = fn.matmul(base, base)
+    assert result is not None
     return result
 
 
