@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from support.devices import needs_vulkan
@@ -14,8 +15,6 @@ from support.numerics import assert_bit_exact
 import vkml
 from vkml.ops.float64 import FUNCTIONS
 from vkml.ops.references.float64 import evaluate
-
-mpmath = pytest.importorskip("mpmath")
 
 UNARY = sorted(n for n in FUNCTIONS if n != "atan2")
 # measured maxima over these samples and 20,000 more per function (docs/contracts.md,
